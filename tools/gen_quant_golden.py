@@ -39,6 +39,9 @@ def source_data(rng: np.random.Generator, qtype: T, n_blocks: int, block: int) -
     x[1] = np.float32(0.5)                      # constant block
     x[2, : block // 2] = -x[2, block // 2 :]    # tie for the largest magnitude
     x[3] = np.round(x[3] * 4) / 4               # many exact halves after scaling
+    # numpy's min/argmax pick a different zero than ggml's loops when a block
+    # holds both -0.0 and +0.0 (ggml keeps the first), so keep zeros positive.
+    x = np.where(x == 0, np.float32(0.0), x).astype(np.float32)
     if qtype in (T.F16, T.BF16):
         specials = [np.inf, -np.inf, np.nan, 65504.0, 65520.0, 1e6, 6e-8, 3e-8, 1e-40, -0.0,
                     2.0**-24 * 1.5, 2.0**-14, 1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11]

@@ -20,13 +20,17 @@ inline uint32_t f32_to_bits(float f) {
     return bits;
 }
 
-// IEEE binary16 -> binary32. Exact for every input, subnormals, infinities and
-// NaN payloads included.
+// IEEE binary16 -> binary32. Exact for every number, subnormals and
+// infinities included; a NaN keeps its payload and comes back quiet, as with
+// the F16C instruction vcvtph2ps.
 inline float fp16_to_fp32(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;
-    if (exp == 0x1f) return bits_to_f32(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0x1f) {
+        const uint32_t quiet = mant != 0 ? 0x400000u : 0u;
+        return bits_to_f32(sign | 0x7f800000u | quiet | (mant << 13));
+    }
     if (exp != 0) return bits_to_f32(sign | ((exp + 112u) << 23) | (mant << 13));
     if (mant == 0) return bits_to_f32(sign);
     // Subnormal half: normalise into a float32 normal.
