@@ -10,7 +10,11 @@
 namespace tessera {
 namespace {
 
-constexpr int kSpinIterations = 4096;
+// Busy-wait budget before sleeping: a few microseconds of pause-spinning
+// catches back-to-back kernel calls; then yielding lets other runnable threads
+// use the core (the pool may share cores with other work) before the futex.
+constexpr int kSpinIterations = 256;
+constexpr int kYieldIterations = 16;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,6 +29,11 @@ T wait_for_change(const std::atomic<T>& value, T old) {
         const T now = value.load(std::memory_order_acquire);
         if (now != old) return now;
         cpu_relax();
+    }
+    for (int i = 0; i < kYieldIterations; ++i) {
+        const T now = value.load(std::memory_order_acquire);
+        if (now != old) return now;
+        std::this_thread::yield();
     }
     T now = value.load(std::memory_order_acquire);
     while (now == old) {
