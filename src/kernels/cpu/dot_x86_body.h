@@ -2,7 +2,7 @@
 // inside a namespace by dot_avx2.cpp (kVnni = false) and dot_avx512.cpp
 // (kVnni = true), each under its own GCC target pragma. Both variants produce
 // the same int32 lane sums, so their float results are identical.
-// Requires before inclusion: <immintrin.h>, tensor/quant_blocks.h,
+// Requires before inclusion: <immintrin.h>, <cstring>, tensor/quant_blocks.h,
 // kernels/dot_kernels.h, and `constexpr bool kVnni`.
 
 // Sum of 4 adjacent u8*s8 products per int32 lane (u < 128 so no saturation).
@@ -32,6 +32,12 @@ inline __m256i unpack_nibbles(const uint8_t* qs) {
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
+inline int load_u32(const void* p) {
+    int v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 template <class Block, int NT>
@@ -54,24 +60,33 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
     }
 }
 
-// Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y.
+// Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y. The adjacent fp16 pair
+// (d_y, s_y) is converted with one vcvtph2ps, and m_x s_y accumulates in lane
+// 1 of a 128-bit vector (lane 0 multiplies by zero).
 template <int NT>
 void q4_1_tile(int64_t nb, const BlockQ4_1* x, const uint8_t* act, size_t stride, float* out) {
     const BlockQ8_1* y[NT];
     act_rows(act, stride, y);
     __m256 acc[kAccSets<NT>][NT] = {};
-    float summs[NT] = {};
+    __m128 summs[NT];
+    for (int t = 0; t < NT; ++t) summs[t] = _mm_setzero_ps();
     for (int64_t ib = 0; ib < nb; ++ib) {
         const int set = static_cast<int>(ib % kAccSets<NT>);
-        const float dx = h2f(x[ib].d), mx = h2f(x[ib].m);
+        const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&x[ib].d)));  // (d_x, m_x)
+        const __m256 dx = _mm256_broadcastss_ps(dm);
+        const __m128 mx = _mm_blend_ps(_mm_setzero_ps(), dm, 0x2);  // (0, m_x, 0, 0)
         const __m256i u = unpack_nibbles(x[ib].qs);
         for (int t = 0; t < NT; ++t) {
+            const __m128 ds = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&y[t][ib].d)));  // (d_y, s_y)
             const __m256i p = dot_u8s8(u, load256(y[t][ib].qs));
-            acc[set][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][ib].d)), _mm256_cvtepi32_ps(p), acc[set][t]);
-            summs[t] += mx * h2f(y[t][ib].s);
+            const __m256 scale = _mm256_mul_ps(dx, _mm256_broadcastss_ps(ds));
+            acc[set][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[set][t]);
+            summs[t] = _mm_fmadd_ps(mx, ds, summs[t]);
         }
     }
-    finish<NT>(acc, summs, out);
+    float extra[NT];
+    for (int t = 0; t < NT; ++t) extra[t] = _mm_cvtss_f32(_mm_movehdup_ps(summs[t]));
+    finish<NT>(acc, extra, out);
 }
 
 // Q4_0 x Q8_0 and Q8_0 x Q8_0: signed weights, via |w| * sign(a, w).
