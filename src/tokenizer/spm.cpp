@@ -52,8 +52,12 @@ void SpmModel::encode(const Vocab& vocab, std::string_view text, std::vector<int
     if (text.empty()) return;
     std::vector<Symbol> symbols;
     for (size_t pos = 0; pos < text.size();) {
-        const size_t len = std::min(utf8_lead_length(static_cast<uint8_t>(text[pos])),
-                                    text.size() - pos);
+        // One symbol per valid character, one per invalid byte. (llama.cpp
+        // trusts the lead byte's length, so an invalid byte can swallow the
+        // escaped space after it and turn it into garbage bytes.)
+        uint32_t cp = 0;
+        size_t len = 1;
+        if (!utf8_decode(text, pos, &cp, &len)) len = 1;
         const auto index = static_cast<int32_t>(symbols.size());
         symbols.push_back({index - 1, index + 1, pos, len});
         pos += len;

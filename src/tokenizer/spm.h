@@ -17,7 +17,8 @@ public:
     explicit SpmModel(const Vocab& vocab);
 
     // Appends the ids of `text` (spaces already escaped to U+2581) to `out`.
-    // Works on arbitrary bytes: invalid UTF-8 falls back to byte tokens.
+    // Works on arbitrary bytes: each invalid byte is its own symbol and ends up
+    // as a byte-fallback token, so decoding gives the input back.
     // `vocab` must be the one given to the constructor.
     void encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) const;
 
