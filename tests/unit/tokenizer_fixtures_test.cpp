@@ -1,7 +1,8 @@
 // Checks the tokenizers against llama.cpp's vocabulary test fixtures
 // (shared/fixtures/vocab): GPT-2 byte-level BPE and Llama 2 SentencePiece, every
-// case, tokenized without BOS and without parsing special-token text.
+// fixture case plus a generated golden corpus, without BOS or special parsing.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace tessera {
 namespace {
@@ -73,6 +75,43 @@ TEST_P(FixtureTest, EveryCaseMatchesLlamaCpp) {
         EXPECT_EQ(tok->decode(ids), c.text);
     }
     EXPECT_EQ(mismatches, 0) << "of " << cases.size() << " cases";
+}
+
+// tests/golden/tokenizer/<name>.jsonl: 1,200 strings from
+// tools/gen_tokenizer_golden.py, tokenized by llama.cpp (see the first line).
+TEST_P(FixtureTest, GoldenCorpusMatchesLlamaCpp) {
+    auto gguf = GgufFile::open(kVocabDir + "ggml-vocab-" + GetParam() + ".gguf");
+    ASSERT_TRUE(gguf.ok()) << gguf.error();
+    auto tok = Tokenizer::from_gguf(*gguf);
+    ASSERT_TRUE(tok.ok()) << tok.error();
+    const std::string name = GetParam() == "gpt-2" ? "gpt2" : "llama_spm";
+    std::ifstream f(TESSERA_SOURCE_DIR "/tests/golden/tokenizer/" + name + ".jsonl");
+    std::string line;
+    ASSERT_TRUE(std::getline(f, line)) << "missing golden file for " << name;
+    size_t n = 0;
+    size_t mismatches = 0;
+    while (std::getline(f, line)) {
+        const auto j = nlohmann::json::parse(line);
+        const auto text = j.at("text").get<std::string>();
+        const auto expected = j.at("ids").get<std::vector<int32_t>>();
+        const auto ids = tok->encode(text, false, false);
+        ++n;
+        if (ids != expected && ++mismatches <= 5) {
+            ADD_FAILURE() << "text: " << nlohmann::json(text).dump() << "\n  got:      "
+                          << nlohmann::json(ids).dump() << "\n  expected: " << nlohmann::json(expected).dump();
+        }
+        ASSERT_EQ(tok->decode(ids), text);
+        IncrementalDetokenizer detok(*tok, false, true);
+        std::string streamed;
+        for (int32_t id : ids) {
+            const std::string chunk = detok.push(id);
+            ASSERT_TRUE(utf8_is_valid(chunk));
+            streamed += chunk;
+        }
+        ASSERT_EQ(streamed + detok.flush(), text);
+    }
+    EXPECT_GE(n, 1000u);
+    EXPECT_EQ(mismatches, 0u) << "of " << n;
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, FixtureTest, ::testing::Values("gpt-2", "llama-spm"));
