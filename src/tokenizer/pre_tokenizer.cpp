@@ -72,7 +72,7 @@ std::vector<std::string_view> chain_for(std::string_view pre, bool* ignore_merge
         return {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"};
     }
     if (one_of(pre, {"gpt-2", "mpt", "olmo", "jais"})) return {kGpt2};
-    if (one_of(pre, {"llama3", "llama-v3", "llama-bpe", "falcon3"})) {
+    if (is_llama3_pre(pre)) {
         *ignore_merges = true;
         return {kLlama3};
     }
@@ -85,6 +85,10 @@ std::vector<std::string_view> chain_for(std::string_view pre, bool* ignore_merge
 }
 
 }  // namespace
+
+bool is_llama3_pre(std::string_view pre) {
+    return one_of(pre, {"llama3", "llama-v3", "llama-bpe", "falcon3"});
+}
 
 void MatchScratch::Deleter::operator()(void* data) const {
     pcre2_match_data_free(static_cast<pcre2_match_data*>(data));

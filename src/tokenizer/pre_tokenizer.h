@@ -49,6 +49,10 @@ private:
     std::unique_ptr<void, Deleter> code_;  // pcre2_code_8
 };
 
+// The Llama 3 family of names (llama3, llama-v3, llama-bpe, falcon3), which
+// llama.cpp also gives add_bos = true by default.
+bool is_llama3_pre(std::string_view pre);
+
 class PreTokenizer {
 public:
     // Known names: default, gpt-2, llama3 / llama-v3 / llama-bpe / falcon3,

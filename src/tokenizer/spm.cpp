@@ -11,6 +11,8 @@ namespace tessera {
 
 namespace {
 
+constexpr char kHex[] = "0123456789ABCDEF";
+
 struct Symbol {
     int32_t prev;
     int32_t next;
@@ -36,7 +38,6 @@ struct WorseFirst {
 }  // namespace
 
 SpmModel::SpmModel(const Vocab& vocab) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {
         const char name[] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
         int32_t id = vocab.find(std::string_view(name, sizeof(name)));

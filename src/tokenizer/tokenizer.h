@@ -23,6 +23,8 @@ namespace tessera {
 
 class GgufFile;
 
+// Immutable after construction: encode / decode / token_to_piece are const and
+// may be called from many threads at once.
 class Tokenizer {
 public:
     static Expected<Tokenizer> from_gguf(const GgufFile& gguf);

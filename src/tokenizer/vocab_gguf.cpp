@@ -1,8 +1,7 @@
 // Vocab::from_gguf: maps tokenizer.ggml.* metadata onto a VocabSpec with the
 // defaults llama.cpp applies per tokenizer model, then validates it.
-#include <array>
-
 #include "gguf/gguf_file.h"
+#include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/vocab.h"
 
 namespace tessera {
@@ -33,15 +32,6 @@ Status read_bool(const GgufFile& g, std::string_view key, bool fallback, bool* o
     if (!v) return v.status();
     *out = *v;
     return ok_status();
-}
-
-bool is_llama3_family(std::string_view pre) {
-    static constexpr std::array<std::string_view, 4> kNames = {"llama3", "llama-v3", "llama-bpe",
-                                                               "falcon3"};
-    for (std::string_view n : kNames) {
-        if (pre == n) return true;
-    }
-    return false;
 }
 
 Status read_arrays(const GgufFile& g, VocabSpec* s) {
@@ -104,7 +94,7 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
     if (s.tokens.empty()) return Status::error("tokenizer: tokenizer.ggml.tokens is empty");
     TS_RETURN_IF_ERROR(read_special_ids(g, &s));
     const bool spm = s.kind == VocabKind::Spm;
-    const bool bos_default = spm || is_llama3_family(s.pre);
+    const bool bos_default = spm || is_llama3_pre(s.pre);
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_bos_token", bos_default, &s.add_bos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", false, &s.add_eos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_space_prefix", spm, &s.add_space_prefix));
