@@ -1,6 +1,6 @@
 // `tessera tokenize -m MODEL [--no-bos] [--parse-special]`: reads all of stdin,
 // tokenizes it with the model's own tokenizer and prints the ids on one line.
-#include "cli/cmd_tokenize.h"
+#include "cli/commands.h"
 
 #include <cstdio>
 #include <iostream>

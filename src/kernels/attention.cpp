@@ -7,14 +7,13 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/fp16.h"
 
 namespace tessera {
 namespace {
 
-float dot_f16(const float* q, const uint16_t* k, int n) {
+float dot(const float* q, const float* k, int n) {
     float sum = 0.0f;
-    for (int d = 0; d < n; ++d) sum += q[d] * fp16_to_fp32(k[d]);
+    for (int d = 0; d < n; ++d) sum += q[d] * k[d];
     return sum;
 }
 
@@ -30,8 +29,8 @@ void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int
         const int64_t slot0 = static_cast<int64_t>(kv.block_table[start / kv.block_size]) * kv.block_size;
         float block_max = -std::numeric_limits<float>::infinity();
         for (int j = 0; j < n; ++j) {
-            const uint16_t* k = kv.k_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
-            scores[j] = dot_f16(q, k, hd) * s.scale;
+            const float* k = kv.k_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
+            scores[j] = dot(q, k, hd) * s.scale;
             block_max = std::max(block_max, scores[j]);
         }
         const float new_max = std::max(running_max, block_max);
@@ -41,8 +40,8 @@ void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int
         for (int j = 0; j < n; ++j) {
             const float p = std::exp(scores[j] - new_max);
             running_sum += p;
-            const uint16_t* v = kv.v_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
-            for (int d = 0; d < hd; ++d) out[d] += p * fp16_to_fp32(v[d]);
+            const float* v = kv.v_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
+            for (int d = 0; d < hd; ++d) out[d] += p * v[d];
         }
         running_max = new_max;
     }

@@ -1,4 +1,4 @@
-// Causal attention over F16 K/V rows read through a block table, with an
+// Causal attention over F32 K/V rows read through a block table, with an
 // online (streaming) softmax so no score matrix is ever materialised.
 #pragma once
 
@@ -7,8 +7,8 @@
 namespace tessera {
 
 struct PagedKv {
-    const uint16_t* k_pool;      // [n_slots, kv_dim] F16
-    const uint16_t* v_pool;      // [n_slots, kv_dim] F16
+    const float* k_pool;         // [n_slots, kv_dim]
+    const float* v_pool;         // [n_slots, kv_dim]
     const int32_t* block_table;  // block of each block_size run of positions
     int block_size;
     int kv_dim;                  // n_head_kv * head_dim

@@ -9,8 +9,8 @@ KvCache::KvCache(int n_layer, int kv_dim, int n_blocks, int block_size)
     : n_layer_(n_layer), kv_dim_(kv_dim), n_blocks_(n_blocks), block_size_(block_size) {
     TS_CHECK(n_layer > 0 && kv_dim > 0 && n_blocks > 0 && block_size > 0);
     const size_t n = static_cast<size_t>(n_layer) * n_blocks * block_size * kv_dim;
-    k_.assign(n, 0);
-    v_.assign(n, 0);
+    k_.assign(n, 0.0f);
+    v_.assign(n, 0.0f);
     free_.reserve(n_blocks);
     for (int b = n_blocks - 1; b >= 0; --b) free_.push_back(b);
 }

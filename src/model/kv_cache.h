@@ -1,5 +1,5 @@
 // KV storage in fixed-size blocks. Every layer keeps one pool of K rows and
-// one of V rows (F16), addressed by (block, slot); a sequence owns a block
+// one of V rows (F32), addressed by (block, slot); a sequence owns a block
 // table that maps its positions to blocks. Today one sequence uses it; the
 // paged, shared cache of the serving work builds on the same layout.
 #pragma once
@@ -20,11 +20,11 @@ public:
     int n_blocks() const { return n_blocks_; }
     int block_size() const { return block_size_; }
 
-    // [n_blocks * block_size, kv_dim] F16 rows of one layer.
-    uint16_t* k_pool(int layer) { return k_.data() + pool_offset(layer); }
-    uint16_t* v_pool(int layer) { return v_.data() + pool_offset(layer); }
-    const uint16_t* k_pool(int layer) const { return k_.data() + pool_offset(layer); }
-    const uint16_t* v_pool(int layer) const { return v_.data() + pool_offset(layer); }
+    // [n_blocks * block_size, kv_dim] F32 rows of one layer.
+    float* k_pool(int layer) { return k_.data() + pool_offset(layer); }
+    float* v_pool(int layer) { return v_.data() + pool_offset(layer); }
+    const float* k_pool(int layer) const { return k_.data() + pool_offset(layer); }
+    const float* v_pool(int layer) const { return v_.data() + pool_offset(layer); }
 
     // Free-list allocation of whole blocks.
     int free_blocks() const { return static_cast<int>(free_.size()); }
@@ -36,8 +36,8 @@ private:
         return static_cast<size_t>(layer) * static_cast<size_t>(n_blocks_) * block_size_ * kv_dim_;
     }
     int n_layer_, kv_dim_, n_blocks_, block_size_;
-    std::vector<uint16_t> k_;  // [n_layer, n_blocks * block_size, kv_dim]
-    std::vector<uint16_t> v_;  // [n_layer, n_blocks * block_size, kv_dim]
+    std::vector<float> k_;  // [n_layer, n_blocks * block_size, kv_dim]
+    std::vector<float> v_;  // [n_layer, n_blocks * block_size, kv_dim]
     std::vector<int> free_;
 };
 

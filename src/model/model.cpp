@@ -12,7 +12,6 @@
 #include "kernels/attention.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
-#include "tensor/fp16.h"
 #include "tensor/quant.h"
 
 namespace tessera {
@@ -137,8 +136,8 @@ void Model::attention_layer(int layer, KvCache& cache, const SequenceKv& seq, in
     matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
     matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
 
-    uint16_t* k_pool = cache.k_pool(layer);
-    uint16_t* v_pool = cache.v_pool(layer);
+    float* k_pool = cache.k_pool(layer);
+    float* v_pool = cache.v_pool(layer);
     const int bs = cache.block_size();
     for (int64_t t = 0; t < n; ++t) {
         float* q = ws.q.data() + t * c.q_dim();
@@ -154,10 +153,8 @@ void Model::attention_layer(int layer, KvCache& cache, const SequenceKv& seq, in
         rope_apply(c.rope, ws.rope, k, c.n_head_kv, c.head_dim);
         const int64_t pos = pos0 + t;
         const int64_t slot = static_cast<int64_t>(seq.block_table[pos / bs]) * bs + pos % bs;
-        for (int d = 0; d < c.kv_dim(); ++d) {
-            k_pool[slot * c.kv_dim() + d] = fp32_to_fp16(k[d]);
-            v_pool[slot * c.kv_dim() + d] = fp32_to_fp16(v[d]);
-        }
+        std::copy(k, k + c.kv_dim(), k_pool + slot * c.kv_dim());
+        std::copy(v, v + c.kv_dim(), v_pool + slot * c.kv_dim());
     }
 
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
