@@ -107,7 +107,7 @@ Expected<Value> Renderer::eval_collection(const Expr& e, const ScopePtr& scope) 
         if (!v) return v;
         items.push_back(std::move(*v));
     }
-    return Value::list(std::move(items));
+    return e.kind == ExprKind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
 }
 
 Expected<Value> Renderer::eval_slice(const Expr& e, const ScopePtr& scope) {

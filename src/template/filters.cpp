@@ -310,7 +310,7 @@ FilterResult do_items(const Value& input) {
     if (input.is_undefined()) return Value::list({});
     if (!input.is_dict()) return Status::error("Can only get item pairs from a mapping.");
     ValueList out;
-    for (const auto& [k, v] : input.as_dict().items) out.push_back(Value::list({k, v}));
+    for (const auto& [k, v] : input.as_dict().items) out.push_back(Value::tuple({k, v}));
     return Value::list(std::move(out));
 }
 

@@ -169,7 +169,7 @@ Expected<Value> dict_method(const Dict& d, const std::string& name, const CallAr
     }
     ValueList out;
     if (name == "items") {
-        for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}));
+        for (const auto& [k, v] : d.items) out.push_back(Value::tuple({k, v}));
     } else if (name == "keys") {
         for (const auto& kv : d.items) out.push_back(kv.first);
     } else if (name == "values") {

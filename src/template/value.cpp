@@ -82,6 +82,12 @@ Value Value::list(ValueList items) {
     return v;
 }
 
+Value Value::tuple(ValueList items) {
+    Value v = list(std::move(items));
+    v.tuple_ = true;
+    return v;
+}
+
 Value Value::dict(Dict d) {
     Value v;
     v.kind_ = ValueKind::Dict;

@@ -43,6 +43,8 @@ public:
     static Value number(double d);
     static Value string(std::string s);
     static Value list(ValueList items);
+    // A list that prints as a Python tuple: (a, b). Otherwise it is a list.
+    static Value tuple(ValueList items);
     static Value dict(Dict d);
     static Value namespace_obj(std::shared_ptr<Namespace> ns);
     static Value callable(std::shared_ptr<const CallableObj> c);
@@ -72,6 +74,7 @@ public:
     // refuse values that are too deep or would make a reference cycle.
     uint32_t depth() const { return depth_; }
     bool holds_namespace() const { return has_ns_; }
+    bool is_tuple() const { return tuple_; }
 
     // Python truthiness.
     bool truthy() const;
@@ -88,6 +91,7 @@ private:
     ValueKind kind_ = ValueKind::Undefined;
     uint32_t depth_ = 0;
     bool has_ns_ = false;
+    bool tuple_ = false;
     std::variant<std::monostate, bool, int64_t, double, StrPtr, ListPtr, DictPtr, NsPtr, CallPtr> data_;
 };
 

@@ -13,13 +13,14 @@ namespace {
 std::string container_repr(const Value& v) {
     std::string out;
     if (v.is_list()) {
-        out = "[";
+        out = v.is_tuple() ? "(" : "[";
         const ValueList& items = v.as_list();
         for (size_t i = 0; i < items.size(); ++i) {
             if (i) out += ", ";
             out += to_repr(items[i]);
         }
-        return out + "]";
+        if (v.is_tuple() && items.size() == 1) out += ",";
+        return out + (v.is_tuple() ? ")" : "]");
     }
     const Dict& d = v.kind() == ValueKind::Namespace ? v.as_namespace().attrs : v.as_dict();
     out = "{";
