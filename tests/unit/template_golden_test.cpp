@@ -60,6 +60,12 @@ TEST(TemplateGolden, AllChatTemplatesMatchJinja2) {
                 ++expected_errors;
                 EXPECT_FALSE(got.ok()) << where << ": jinja2 raised " << c["error"] << " but tessera rendered:\n"
                                        << (got.ok() ? *got : "");
+                // raise_exception messages must come through to the caller.
+                const std::string err = c["error"].get<std::string>();
+                const std::string raised = "TemplateError: ";
+                if (!got.ok() && err.rfind(raised, 0) == 0) {
+                    EXPECT_NE(got.error().find(err.substr(raised.size())), std::string::npos) << where << ": " << got.error();
+                }
                 if (!got.ok()) ++passed;
                 continue;
             }
