@@ -1,13 +1,40 @@
 // The `tessera` command: dispatches to subcommands.
 #include <cstdio>
 #include <cstring>
-#include <string>
+
+#include "cli/commands.h"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*fn)(int, char**);
+    const char* help;
+};
+
+constexpr Command kCommands[] = {
+    {"run", tessera::cmd_run, "generate text from a prompt"},
+    {"tokenize", tessera::cmd_tokenize, "print the token ids of stdin"},
+    {"info", tessera::cmd_info, "print a model's metadata and tensors"},
+    {"logits", tessera::cmd_logits, "print the logits of a token sequence (testing)"},
+};
+
+void usage() {
+    std::fprintf(stderr, "usage: tessera <command> [options]\n\ncommands:\n");
+    for (const auto& c : kCommands) std::fprintf(stderr, "  %-10s %s\n", c.name, c.help);
+    std::fprintf(stderr, "\n`tessera <command> --help` describes a command's options.\n");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: tessera <command> [options]\n");
-        return 2;
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+        usage();
+        return argc < 2 ? 2 : 0;
     }
-    std::fprintf(stderr, "tessera: unknown command '%s'\n", argv[1]);
+    for (const auto& c : kCommands) {
+        if (std::strcmp(argv[1], c.name) == 0) return c.fn(argc - 1, argv + 1);
+    }
+    std::fprintf(stderr, "tessera: unknown command '%s' (try `tessera --help`)\n", argv[1]);
     return 2;
 }

@@ -75,3 +75,11 @@ private:
         ::tessera::Status ts_status_ = (expr);       \
         if (!ts_status_.ok()) return ts_status_;     \
     } while (0)
+
+// Assign the value of an Expected to `dst`, or return its failed Status.
+#define TS_ASSIGN_OR_RETURN(dst, expr)           \
+    do {                                         \
+        auto ts_expected_ = (expr);              \
+        if (!ts_expected_) return ts_expected_.status(); \
+        dst = std::move(*ts_expected_);          \
+    } while (0)

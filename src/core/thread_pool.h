@@ -1,0 +1,46 @@
+// A persistent compute pool for kernels: workers are created once and woken
+// for each parallel region, and the calling thread takes part as thread 0, so
+// a region costs a wake-up, not a thread creation.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace tessera {
+
+class ThreadPool {
+public:
+    // n_threads counts the calling thread; n_threads - 1 workers are started.
+    explicit ThreadPool(int n_threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return n_threads_; }
+
+    // Calls fn(thread_idx, n_threads) once on each of the n_threads threads
+    // (the caller is thread 0) and returns when all calls have returned. Not
+    // re-entrant: fn must not call run() on the same pool, and only one thread
+    // may call run() at a time.
+    void run(const std::function<void(int thread_idx, int n_threads)>& fn);
+
+    // Splits [0, n) into at most size() contiguous ranges of at least `grain`
+    // items and calls fn(begin, end) for each, in parallel.
+    void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
+                      int64_t grain = 1);
+
+private:
+    void worker_loop(int thread_idx);
+
+    int n_threads_;
+    std::vector<std::thread> workers_;
+    const std::function<void(int, int)>* job_ = nullptr;  // valid during run()
+    std::atomic<uint32_t> generation_{0};  // bumped once per run() and at shutdown
+    std::atomic<int> pending_{0};          // workers still inside the current job
+    std::atomic<bool> stop_{false};
+};
+
+}  // namespace tessera

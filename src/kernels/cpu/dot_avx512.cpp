@@ -1,0 +1,32 @@
+// AVX-512-VNNI dot kernels: the AVX2 kernel bodies with vpdpbusd replacing the
+// maddubs+madd pair. Only called when the CPU reports avx512f/bw/vl/vnni.
+#include "kernels/cpu/dot_x86.h"
+
+#if defined(__x86_64__)
+// Every header comes before the target pragma, so inline functions they define
+// are compiled for the baseline ISA in this file as in every other.
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "tensor/quant_blocks.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+
+namespace tessera::x86 {
+namespace avx512_impl {
+constexpr bool kVnni = true;
+#include "kernels/cpu/dot_x86_body.h"
+}  // namespace avx512_impl
+
+MultiDotFn avx512vnni_multi_dot(GgmlType weight) { return avx512_impl::select_kernel(weight); }
+
+}  // namespace tessera::x86
+#pragma GCC pop_options
+#else
+namespace tessera::x86 {
+MultiDotFn avx512vnni_multi_dot(GgmlType) { return nullptr; }
+}  // namespace tessera::x86
+#endif

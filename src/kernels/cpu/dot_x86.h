@@ -1,0 +1,14 @@
+// Entry points of the x86 SIMD dot kernels. Each level lives in its own
+// translation unit compiled for that instruction set (GCC target pragma), and
+// is only called after a CPUID check, so the binary runs on any x86-64.
+#pragma once
+
+#include "kernels/dot_kernels.h"
+
+namespace tessera::x86 {
+
+// nullptr when that level has no kernel for the weight type.
+MultiDotFn avx2_multi_dot(GgmlType weight);
+MultiDotFn avx512vnni_multi_dot(GgmlType weight);
+
+}  // namespace tessera::x86

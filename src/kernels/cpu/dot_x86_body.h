@@ -1,0 +1,291 @@
+// Bodies of the x86 dot kernels, written once and compiled twice: included
+// inside a namespace by dot_avx2.cpp (kVnni = false) and dot_avx512.cpp
+// (kVnni = true), each under its own GCC target pragma. Both variants produce
+// the same int32 lane sums, so their float results are identical.
+// Requires before inclusion: <immintrin.h>, <cstring>, tensor/quant_blocks.h,
+// kernels/dot_kernels.h, and `constexpr bool kVnni`.
+
+// Sum of 4 adjacent u8*s8 products per int32 lane (u < 128 so no saturation).
+// A template so the branch not taken is never compiled for the wrong target.
+template <bool kUseVnni = kVnni>
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+    if constexpr (kUseVnni) {
+        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+    } else {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+    }
+}
+
+inline float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+// 32 nibbles of a legacy block as bytes: element j of the block at byte j.
+inline __m256i unpack_nibbles(const uint8_t* qs) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+inline int load_u32(const void* p) {
+    int v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+template <class Block, int NT>
+void act_rows(const uint8_t* act, size_t stride, const Block* (&rows)[NT]) {
+    for (int t = 0; t < NT; ++t) rows[t] = reinterpret_cast<const Block*>(act + static_cast<size_t>(t) * stride);
+}
+
+// Two interleaved accumulator sets (even and odd blocks) hide the FMA latency
+// when there is a single token. Every token count uses the same two sets, so
+// a token's result does not depend on how many tokens share the call.
+template <int NT>
+inline constexpr int kAccSets = 2;
+
+template <int NT>
+void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* out) {
+    for (int t = 0; t < NT; ++t) {
+        __m256 s = acc[0][t];
+        if constexpr (kAccSets<NT> == 2) s = _mm256_add_ps(s, acc[1][t]);
+        out[t] = hsum_ps(s) + (extra ? extra[t] : 0.0f);
+    }
+}
+
+// Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y. The adjacent fp16 pair
+// (d_y, s_y) is converted with one vcvtph2ps, and m_x s_y accumulates in lane
+// 1 of a 128-bit vector (lane 0 multiplies by zero).
+template <int NT>
+void q4_1_tile(int64_t nb, const BlockQ4_1* x, const uint8_t* act, size_t stride, float* out) {
+    const BlockQ8_1* y[NT];
+    act_rows(act, stride, y);
+    __m256 acc[kAccSets<NT>][NT] = {};
+    __m128 summs[NT];
+    for (int t = 0; t < NT; ++t) summs[t] = _mm_setzero_ps();
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        const int set = static_cast<int>(ib % kAccSets<NT>);
+        const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&x[ib].d)));  // (d_x, m_x)
+        const __m256 dx = _mm256_broadcastss_ps(dm);
+        const __m128 mx = _mm_blend_ps(_mm_setzero_ps(), dm, 0x2);  // (0, m_x, 0, 0)
+        const __m256i u = unpack_nibbles(x[ib].qs);
+        for (int t = 0; t < NT; ++t) {
+            const __m128 ds = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&y[t][ib].d)));  // (d_y, s_y)
+            const __m256i p = dot_u8s8(u, load256(y[t][ib].qs));
+            const __m256 scale = _mm256_mul_ps(dx, _mm256_broadcastss_ps(ds));
+            acc[set][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[set][t]);
+            summs[t] = _mm_fmadd_ps(mx, ds, summs[t]);
+        }
+    }
+    float extra[NT];
+    for (int t = 0; t < NT; ++t) extra[t] = _mm_cvtss_f32(_mm_movehdup_ps(summs[t]));
+    finish<NT>(acc, extra, out);
+}
+
+// Q4_0 x Q8_0 and Q8_0 x Q8_0: signed weights, via |w| * sign(a, w).
+template <int NT, class Block>
+void signed_q8_tile(int64_t nb, const Block* x, const uint8_t* act, size_t stride, float* out) {
+    const BlockQ8_0* y[NT];
+    act_rows(act, stride, y);
+    __m256 acc[kAccSets<NT>][NT] = {};
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        const int set = static_cast<int>(ib % kAccSets<NT>);
+        __m256i w;
+        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+            w = _mm256_sub_epi8(unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
+        } else {
+            w = load256(x[ib].qs);
+        }
+        const __m256i aw = _mm256_sign_epi8(w, w);
+        const float dx = h2f(x[ib].d);
+        for (int t = 0; t < NT; ++t) {
+            const __m256i p = dot_u8s8(aw, _mm256_sign_epi8(load256(y[t][ib].qs), w));
+            acc[set][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][ib].d)), _mm256_cvtepi32_ps(p), acc[set][t]);
+        }
+    }
+    finish<NT>(acc, nullptr, out);
+}
+
+// Q4_K x Q8_K: d d_y sum_s sc_s dot_s - dmin d_y sum_s m_s bsum_s.
+template <int NT>
+void q4_k_tile(int64_t nb, const BlockQ4_K* x, const uint8_t* act, size_t stride, float* out) {
+    const BlockQ8_K* y[NT];
+    act_rows(act, stride, y);
+    __m256 acc[1][NT] = {};
+    __m256 accm[NT] = {};
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        uint8_t sc[8], mn[8];
+        for (int s = 0; s < 8; ++s) kquant_scale_min(x[ib].scales, s, &sc[s], &mn[s]);
+        const __m128i m8 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+        const __m256i m16 = _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8), _mm_unpacklo_epi16(m8, m8));
+        __m256i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+            const __m256i q = load256(x[ib].qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
+            const __m256i sc_lo = _mm256_set1_epi16(sc[2 * j]), sc_hi = _mm256_set1_epi16(sc[2 * j + 1]);
+            for (int t = 0; t < NT; ++t) {
+                const __m256i plo = _mm256_maddubs_epi16(lo, load256(y[t][ib].qs + 64 * j));
+                const __m256i phi = _mm256_maddubs_epi16(hi, load256(y[t][ib].qs + 64 * j + 32));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(plo, sc_lo));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(phi, sc_hi));
+            }
+        }
+        const float d = h2f(x[ib].d), dmin = h2f(x[ib].dmin);
+        for (int t = 0; t < NT; ++t) {
+            const __m256i msum = _mm256_madd_epi16(load256(y[t][ib].bsums), m16);
+            acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][ib].d), _mm256_cvtepi32_ps(isum[t]), acc[0][t]);
+            accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * y[t][ib].d), _mm256_cvtepi32_ps(msum), accm[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]) - hsum_ps(accm[t]);
+}
+
+// Q6_K x Q8_K: d d_y sum_g sc_g (dot_g(q) - 32 bsum_g), all in int32 lanes.
+template <int NT>
+void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride, float* out) {
+    const BlockQ8_K* y[NT];
+    act_rows(act, stride, y);
+    __m256 acc[1][NT] = {};
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x30);
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[ib].scales)));
+        __m256i isum[NT];
+        for (int t = 0; t < NT; ++t) {
+            // Offset term: 32 * sum_g sc_g * bsum_g, spread over the lanes.
+            isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_madd_epi16(load256(y[t][ib].bsums), sc16), 5));
+        }
+        for (int h = 0; h < 2; ++h) {
+            const __m256i ql0 = load256(x[ib].ql + 64 * h), ql1 = load256(x[ib].ql + 64 * h + 32);
+            const __m256i qh = load256(x[ib].qh + 32 * h);
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2)),
+                _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m2)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2)),
+            };
+            for (int i = 0; i < 4; ++i) {
+                const int g = 8 * h + 2 * i;
+                const __m256i sv = _mm256_set_m128i(_mm_set1_epi16(x[ib].scales[g + 1]), _mm_set1_epi16(x[ib].scales[g]));
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i p = _mm256_maddubs_epi16(q[i], load256(y[t][ib].qs + 128 * h + 32 * i));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sv));
+                }
+            }
+        }
+        const float d = h2f(x[ib].d);
+        for (int t = 0; t < NT; ++t) {
+            acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][ib].d), _mm256_cvtepi32_ps(isum[t]), acc[0][t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]);
+}
+
+// F32 / F16 weights with same-typed activations; a scalar tail for n % 8.
+template <int NT, bool kHalf>
+void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
+    using Elem = std::conditional_t<kHalf, uint16_t, float>;
+    const Elem* x = static_cast<const Elem*>(w);
+    const Elem* y[NT];
+    act_rows(act, stride, y);
+    auto load8 = [](const Elem* p) {
+        if constexpr (kHalf) {
+            return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        } else {
+            return _mm256_loadu_ps(p);
+        }
+    };
+    auto to_f32 = [](Elem e) {
+        if constexpr (kHalf) {
+            return h2f(e);
+        } else {
+            return e;
+        }
+    };
+    __m256 acc[kAccSets<NT>][NT] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const int set = static_cast<int>((i / 8) % kAccSets<NT>);
+        const __m256 wv = load8(x + i);
+        for (int t = 0; t < NT; ++t) acc[set][t] = _mm256_fmadd_ps(wv, load8(y[t] + i), acc[set][t]);
+    }
+    float tail[NT] = {};
+    for (; i < n; ++i) {
+        for (int t = 0; t < NT; ++t) tail[t] += to_f32(x[i]) * to_f32(y[t][i]);
+    }
+    finish<NT>(acc, tail, out);
+}
+
+// Turns a tile template into a MultiDotFn by switching on the token count.
+template <template <int> class Tile>
+void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
+    switch (n_act) {
+        case 1: Tile<1>::run(n, w, act, stride, out); return;
+        case 2: Tile<2>::run(n, w, act, stride, out); return;
+        case 3: Tile<3>::run(n, w, act, stride, out); return;
+        default: Tile<4>::run(n, w, act, stride, out); return;
+    }
+}
+static_assert(kMaxDotTokens == 4);
+
+template <int NT>
+struct Q4_1Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        q4_1_tile<NT>(n / kQK, static_cast<const BlockQ4_1*>(w), a, s, o);
+    }
+};
+template <int NT>
+struct Q4_0Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        signed_q8_tile<NT>(n / kQK, static_cast<const BlockQ4_0*>(w), a, s, o);
+    }
+};
+template <int NT>
+struct Q8_0Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        signed_q8_tile<NT>(n / kQK, static_cast<const BlockQ8_0*>(w), a, s, o);
+    }
+};
+template <int NT>
+struct Q4_KTile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        q4_k_tile<NT>(n / kQKK, static_cast<const BlockQ4_K*>(w), a, s, o);
+    }
+};
+template <int NT>
+struct Q6_KTile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        q6_k_tile<NT>(n / kQKK, static_cast<const BlockQ6_K*>(w), a, s, o);
+    }
+};
+template <int NT>
+struct F32Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, false>(n, w, a, s, o); }
+};
+template <int NT>
+struct F16Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, true>(n, w, a, s, o); }
+};
+
+inline MultiDotFn select_kernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::Q4_0: return multi_dot<Q4_0Tile>;
+        case GgmlType::Q4_1: return multi_dot<Q4_1Tile>;
+        case GgmlType::Q8_0: return multi_dot<Q8_0Tile>;
+        case GgmlType::Q4_K: return multi_dot<Q4_KTile>;
+        case GgmlType::Q6_K: return multi_dot<Q6_KTile>;
+        case GgmlType::F32: return multi_dot<F32Tile>;
+        case GgmlType::F16: return multi_dot<F16Tile>;
+        default: return nullptr;
+    }
+}

@@ -1,0 +1,67 @@
+// Run-time selection of dot kernels: CPUID feature checks and the fallback
+// chain VNNI -> AVX2 -> scalar reference (tensor/quant.h's vec_dot).
+#include "kernels/dot_kernels.h"
+
+#include "core/check.h"
+#include "kernels/cpu/dot_x86.h"
+#include "tensor/quant.h"
+
+namespace tessera {
+namespace {
+
+template <GgmlType kWeight>
+void scalar_multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
+    for (int t = 0; t < n_act; ++t) out[t] = vec_dot(kWeight, n, w, act + static_cast<size_t>(t) * stride);
+}
+
+MultiDotFn scalar_kernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::F32: return scalar_multi_dot<GgmlType::F32>;
+        case GgmlType::F16: return scalar_multi_dot<GgmlType::F16>;
+        case GgmlType::BF16: return scalar_multi_dot<GgmlType::BF16>;
+        case GgmlType::Q4_0: return scalar_multi_dot<GgmlType::Q4_0>;
+        case GgmlType::Q4_1: return scalar_multi_dot<GgmlType::Q4_1>;
+        case GgmlType::Q5_0: return scalar_multi_dot<GgmlType::Q5_0>;
+        case GgmlType::Q5_1: return scalar_multi_dot<GgmlType::Q5_1>;
+        case GgmlType::Q8_0: return scalar_multi_dot<GgmlType::Q8_0>;
+        case GgmlType::Q4_K: return scalar_multi_dot<GgmlType::Q4_K>;
+        case GgmlType::Q5_K: return scalar_multi_dot<GgmlType::Q5_K>;
+        case GgmlType::Q6_K: return scalar_multi_dot<GgmlType::Q6_K>;
+        default: TS_CHECK_MSG(false, "find_multi_dot: unsupported weight type");
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+SimdLevel best_simd_level() {
+#if defined(__x86_64__)
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                      __builtin_cpu_supports("f16c");
+    if (!avx2) return SimdLevel::Scalar;
+    const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return vnni ? SimdLevel::Avx512Vnni : SimdLevel::Avx2;
+#else
+    return SimdLevel::Scalar;
+#endif
+}
+
+const char* simd_level_name(SimdLevel level) {
+    switch (level) {
+        case SimdLevel::Scalar: return "scalar";
+        case SimdLevel::Avx2: return "avx2";
+        case SimdLevel::Avx512Vnni: return "avx512vnni";
+    }
+    return "unknown";
+}
+
+MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level) {
+    TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
+    MultiDotFn fn = nullptr;
+    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512vnni_multi_dot(weight);
+    if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_multi_dot(weight);
+    return fn != nullptr ? fn : scalar_kernel(weight);
+}
+
+}  // namespace tessera

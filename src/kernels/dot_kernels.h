@@ -1,0 +1,34 @@
+// Dispatch table for the dot-product kernels the matmul runs: one weight row
+// against up to kMaxDotTokens activation rows at once, so a weight block is
+// unpacked once per group of tokens. Picks AVX2 / AVX-512-VNNI code at run
+// time from what the CPU supports, with the scalar reference as fallback.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/ggml_type.h"
+
+namespace tessera {
+
+enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
+
+inline constexpr int kMaxDotTokens = 4;
+
+// The best level this CPU runs (AVX2 needs avx2+fma+f16c; the VNNI level also
+// needs avx512f/bw/vl/vnni).
+SimdLevel best_simd_level();
+const char* simd_level_name(SimdLevel level);
+
+// out[j] = dot(w_row, act + j * act_stride) for j in [0, n_act), where the
+// activation rows are already quantized to activation_type_for(weight type)
+// and 1 <= n_act <= kMaxDotTokens. n is the row length in elements.
+using MultiDotFn = void (*)(int64_t n, const void* w_row, const uint8_t* act, size_t act_stride,
+                            int n_act, float* out);
+
+// The kernel for `weight` at `level`, or at the best lower level that has one
+// (the scalar reference always does). `level` must not exceed
+// best_simd_level(). The weight type must satisfy is_supported_weight_type.
+MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level);
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// A loaded model: the GGUF mapping, its config and weight views, and the
+// forward pass. Forward runs a run of tokens of one sequence, appends their
+// K/V to the sequence's blocks and returns logits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "gguf/gguf_file.h"
+#include "model/kv_cache.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace tessera {
+
+class Model {
+public:
+    static Expected<std::unique_ptr<Model>> load(const std::string& path);
+    static Expected<std::unique_ptr<Model>> from_gguf(GgufFile file);
+
+    const ModelConfig& config() const { return config_; }
+    const GgufFile& gguf() const { return file_; }
+    const ModelWeights& weights() const { return weights_; }
+
+    // A KV cache sized for n_ctx tokens of this model.
+    KvCache make_kv_cache(int64_t n_ctx, int block_size = 16) const;
+
+    // Runs `tokens` at positions seq.n_tokens, seq.n_tokens+1, ... Logits of
+    // the last token (or of every token when all_logits) are written to
+    // `logits` as [n_out, n_vocab]. Errors: token id out of range, cache full.
+    Status forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
+                   std::vector<float>& logits, ThreadPool& pool);
+
+private:
+    Model(GgufFile file, ModelConfig config, ModelWeights weights);
+    struct Workspace;
+    void forward_chunk(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
+                       std::vector<float>& logits, ThreadPool& pool);
+    void attention_layer(int layer, KvCache& cache, const SequenceKv& seq, int64_t pos0, int64_t n,
+                         ThreadPool& pool);
+    void ffn_layer(int layer, int64_t n, ThreadPool& pool);
+
+    GgufFile file_;
+    ModelConfig config_;
+    ModelWeights weights_;
+    std::unique_ptr<Workspace> ws_;
+};
+
+}  // namespace tessera

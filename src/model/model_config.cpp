@@ -1,0 +1,109 @@
+// Reads and validates ModelConfig. Every value that later sizes a buffer or
+// indexes a tensor is range-checked here, so the forward pass can trust it.
+#include "model/model_config.h"
+
+#include <cmath>
+
+namespace tessera {
+namespace {
+
+constexpr int64_t kMaxDim = 1 << 20;
+
+Status read_positive(const GgufFile& f, const std::string& key, int32_t& out) {
+    auto v = f.get_uint(key);
+    if (!v) return v.status();
+    if (*v == 0 || *v > static_cast<uint64_t>(kMaxDim)) {
+        return Status::error("metadata '" + key + "' = " + std::to_string(*v) + " is out of range");
+    }
+    out = static_cast<int32_t>(*v);
+    return Status();
+}
+
+Status read_rope(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    c.rope.style = (a == "llama") ? RopeStyle::Normal : RopeStyle::Neox;
+    auto n_rot = f.get_uint_or(a + ".rope.dimension_count", static_cast<uint64_t>(c.head_dim));
+    if (!n_rot) return n_rot.status();
+    if (*n_rot == 0 || *n_rot > static_cast<uint64_t>(c.head_dim) || *n_rot % 2 != 0) {
+        return Status::error("rope.dimension_count " + std::to_string(*n_rot) + " must be even and <= head_dim");
+    }
+    c.rope.n_rot = static_cast<int>(*n_rot);
+    auto base = f.get_float_or(a + ".rope.freq_base", 10000.0);
+    if (!base) return base.status();
+    if (!(*base > 1.0) || !std::isfinite(*base)) return Status::error("rope.freq_base must be > 1");
+    c.rope.freq_base = static_cast<float>(*base);
+
+    auto type = f.get_string_or(a + ".rope.scaling.type", "none");
+    if (!type) return type.status();
+    auto factor = f.get_float_or(a + ".rope.scaling.factor", 0.0);
+    if (!factor) return factor.status();
+    auto scale_linear = f.get_float_or(a + ".rope.scale_linear", 0.0);  // older key
+    if (!scale_linear) return scale_linear.status();
+    double fac = *factor > 0 ? *factor : *scale_linear;
+    if (*type == "none" && *scale_linear > 0) *type = "linear";
+    if (*type == "linear" || *type == "yarn") {
+        if (!(fac >= 1.0) || !std::isfinite(fac)) return Status::error("rope.scaling.factor must be >= 1");
+        c.rope.freq_scale = static_cast<float>(1.0 / fac);
+    } else if (*type != "none") {
+        return Status::error("unsupported rope.scaling.type '" + *type + "'");
+    }
+    auto orig = f.get_uint_or(a + ".rope.scaling.original_context_length", static_cast<uint64_t>(c.n_ctx_train));
+    if (!orig) return orig.status();
+    c.rope.n_ctx_orig = static_cast<int>(std::min<uint64_t>(*orig, kMaxDim * 64));
+    if (*type == "yarn") {
+        c.rope.ext_factor = 1.0f;
+        auto attn = f.get_float_or(a + ".rope.scaling.attn_factor", 1.0);
+        if (!attn) return attn.status();
+        c.rope.attn_factor = static_cast<float>(*attn);
+    }
+    return Status();
+}
+
+}  // namespace
+
+Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
+    ModelConfig c;
+    auto arch = f.get_string("general.architecture");
+    if (!arch) return arch.status();
+    c.arch = *arch;
+    if (c.arch != "llama" && c.arch != "qwen2") {
+        return Status::error("unsupported architecture '" + c.arch + "' (supported: llama, qwen2)");
+    }
+    const std::string& a = c.arch;
+    c.qkv_bias = (a == "qwen2");
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".embedding_length", c.n_embd));
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".block_count", c.n_layer));
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".feed_forward_length", c.n_ff));
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.head_count", c.n_head));
+    c.n_head_kv = c.n_head;
+    if (f.find(a + ".attention.head_count_kv")) {
+        TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.head_count_kv", c.n_head_kv));
+    }
+    if (c.n_head % c.n_head_kv != 0) {
+        return Status::error("head_count " + std::to_string(c.n_head) + " is not a multiple of head_count_kv " +
+                             std::to_string(c.n_head_kv));
+    }
+    c.n_ctx_train = 4096;
+    if (f.find(a + ".context_length")) TS_RETURN_IF_ERROR(read_positive(f, a + ".context_length", c.n_ctx_train));
+    if (f.find(a + ".attention.key_length")) {
+        TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.key_length", c.head_dim));
+    } else {
+        if (c.n_embd % c.n_head != 0) return Status::error("embedding_length is not a multiple of head_count");
+        c.head_dim = c.n_embd / c.n_head;
+    }
+    if (c.head_dim > 1024) return Status::error("head dimension " + std::to_string(c.head_dim) + " is too large");
+    auto eps = f.get_float_or(a + ".attention.layer_norm_rms_epsilon", 1e-5);
+    if (!eps) return eps.status();
+    if (!(*eps > 0.0 && *eps < 1.0)) return Status::error("layer_norm_rms_epsilon is out of range");
+    c.norm_eps = static_cast<float>(*eps);
+
+    const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+    if (!embd) return Status::error("tensor 'token_embd.weight' is missing");
+    if (embd->n_dims != 2 || embd->ne[0] != c.n_embd || embd->ne[1] > kMaxDim * 4) {
+        return Status::error("tensor 'token_embd.weight' has an unexpected shape");
+    }
+    c.n_vocab = static_cast<int32_t>(embd->ne[1]);
+    TS_RETURN_IF_ERROR(read_rope(f, a, c));
+    return c;
+}
+
+}  // namespace tessera

@@ -1,0 +1,80 @@
+// Binds GGUF tensors to the forward pass's weight slots, rejecting any missing
+// tensor, wrong shape or unsupported type with a message naming the tensor.
+#include "model/model_weights.h"
+
+#include "tensor/quant.h"
+
+namespace tessera {
+namespace {
+
+std::string layer_name(int layer, const char* suffix) {
+    return "blk." + std::to_string(layer) + "." + suffix;
+}
+
+Expected<WeightMatrix> matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    if (!t) return Status::error("tensor '" + name + "' is missing");
+    if (t->n_dims != 2 || t->ne[0] != cols || t->ne[1] != rows) {
+        return Status::error("tensor '" + name + "' has shape [" + std::to_string(t->ne[0]) + ", " +
+                             std::to_string(t->ne[1]) + "], expected [" + std::to_string(cols) + ", " +
+                             std::to_string(rows) + "]");
+    }
+    if (!is_supported_weight_type(t->type)) {
+        return Status::error("tensor '" + name + "' has unsupported type " + ggml_type_name(t->type));
+    }
+    return WeightMatrix{t->type, t->data, rows, cols, *ggml_row_bytes(t->type, cols)};
+}
+
+Expected<const float*> vector_f32(const GgufFile& f, const std::string& name, int64_t n) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    if (!t) return Status::error("tensor '" + name + "' is missing");
+    if (t->n_elements() != n || t->ne[0] != n) {
+        return Status::error("tensor '" + name + "' should have " + std::to_string(n) + " elements");
+    }
+    if (t->type != GgmlType::F32) return Status::error("tensor '" + name + "' must be F32");
+    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
+        return Status::error("tensor '" + name + "' is misaligned");
+    }
+    return reinterpret_cast<const float*>(t->data);
+}
+
+Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& w) {
+    TS_ASSIGN_OR_RETURN(w.attn_norm, vector_f32(f, layer_name(l, "attn_norm.weight"), c.n_embd));
+    TS_ASSIGN_OR_RETURN(w.wq, matrix(f, layer_name(l, "attn_q.weight"), c.n_embd, c.q_dim()));
+    TS_ASSIGN_OR_RETURN(w.wk, matrix(f, layer_name(l, "attn_k.weight"), c.n_embd, c.kv_dim()));
+    TS_ASSIGN_OR_RETURN(w.wv, matrix(f, layer_name(l, "attn_v.weight"), c.n_embd, c.kv_dim()));
+    if (c.qkv_bias) {
+        TS_ASSIGN_OR_RETURN(w.bq, vector_f32(f, layer_name(l, "attn_q.bias"), c.q_dim()));
+        TS_ASSIGN_OR_RETURN(w.bk, vector_f32(f, layer_name(l, "attn_k.bias"), c.kv_dim()));
+        TS_ASSIGN_OR_RETURN(w.bv, vector_f32(f, layer_name(l, "attn_v.bias"), c.kv_dim()));
+    }
+    TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
+    TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
+    TS_ASSIGN_OR_RETURN(w.w_gate, matrix(f, layer_name(l, "ffn_gate.weight"), c.n_embd, c.n_ff));
+    TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
+    TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
+    return Status();
+}
+
+}  // namespace
+
+Expected<ModelWeights> ModelWeights::bind(const GgufFile& f, ModelConfig& c) {
+    ModelWeights w;
+    TS_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", c.n_embd, c.n_vocab));
+    w.layers.resize(c.n_layer);
+    for (int l = 0; l < c.n_layer; ++l) TS_RETURN_IF_ERROR(bind_layer(f, c, l, w.layers[l]));
+    TS_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, "output_norm.weight", c.n_embd));
+    if (f.find_tensor("output.weight")) {
+        TS_ASSIGN_OR_RETURN(w.output, matrix(f, "output.weight", c.n_embd, c.n_vocab));
+    } else {
+        w.output = w.token_embd;
+    }
+    if (f.find_tensor("rope_freqs.weight")) {
+        const float* factors = nullptr;
+        TS_ASSIGN_OR_RETURN(factors, vector_f32(f, "rope_freqs.weight", c.rope.n_rot / 2));
+        c.rope.freq_factors.assign(factors, factors + c.rope.n_rot / 2);
+    }
+    return w;
+}
+
+}  // namespace tessera

@@ -1,0 +1,107 @@
+// The Sampler's chain and history, and top_logprobs for the API's logprobs.
+#include "sample/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/check.h"
+
+namespace tessera {
+namespace {
+
+// History capacity reserved up front; a longer window grows as tokens arrive,
+// so a huge penalty_last_n costs memory only for tokens actually generated.
+constexpr size_t kHistoryReserve = 4096;
+
+}  // namespace
+
+Sampler::Sampler(SamplingParams params, int32_t n_vocab)
+    : params_(std::move(params)), n_vocab_(n_vocab), rng_(params_.seed) {
+    TS_CHECK_MSG(params_.validate(n_vocab).ok(), "SamplingParams not validated");
+    candidates_.items.reserve(static_cast<size_t>(n_vocab));
+    counts_.assign(static_cast<size_t>(n_vocab), 0);
+    history_.reserve(std::min(static_cast<size_t>(params_.penalty_last_n), kHistoryReserve));
+}
+
+bool Sampler::penalties_active() const {
+    return !history_.empty() &&
+           (params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+            params_.presence_penalty != 0.0f);
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+    TS_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
+    Candidates& c = candidates_;
+    c.reset_from(logits);
+    if (penalties_active()) {
+        apply_penalties(c, history_, params_.repeat_penalty, params_.frequency_penalty,
+                        params_.presence_penalty, counts_);
+    }
+    apply_logit_bias(c, params_.logit_bias);
+    if (params_.greedy()) return pick_greedy(c);
+    top_k(c, params_.top_k);
+    typical(c, params_.typical_p);
+    top_p(c, params_.top_p);
+    min_p(c, params_.min_p);
+    apply_temperature(c, params_.temperature);
+    return pick_random(c, rng_);
+}
+
+void Sampler::accept(int32_t token) {
+    TS_CHECK(token >= 0 && token < n_vocab_);
+    const size_t window = static_cast<size_t>(params_.penalty_last_n);
+    if (window == 0) return;
+    if (history_.size() < window) {
+        history_.push_back(token);
+        return;
+    }
+    history_[history_next_] = token;
+    history_next_ = (history_next_ + 1) % window;
+}
+
+void Sampler::reset() {
+    history_.clear();
+    history_next_ = 0;
+    rng_.seed(params_.seed);
+}
+
+std::vector<std::pair<int32_t, float>> top_logprobs(std::span<const float> logits, int k) {
+    const size_t n = logits.size();
+    const size_t keep = static_cast<size_t>(std::clamp<int64_t>(k, 0, static_cast<int64_t>(n)));
+    if (keep == 0) return {};
+    float max_l = -std::numeric_limits<float>::infinity();
+    for (float l : logits) max_l = std::max(max_l, l);
+    TS_CHECK_MSG(std::isfinite(max_l), "logits have no finite maximum");
+    double sum = 0.0;
+    for (float l : logits) sum += std::exp(static_cast<double>(l) - max_l);
+    const double log_z = max_l + std::log(sum);
+
+    // Min-heap (by "better") of the best `keep` tokens seen so far.
+    auto better = [&](int32_t a, int32_t b) {
+        const float la = logits[static_cast<size_t>(a)], lb = logits[static_cast<size_t>(b)];
+        return la != lb ? la > lb : a < b;
+    };
+    std::vector<int32_t> heap;
+    heap.reserve(keep);
+    for (size_t i = 0; i < n; ++i) {
+        const int32_t id = static_cast<int32_t>(i);
+        if (heap.size() < keep) {
+            heap.push_back(id);
+            std::push_heap(heap.begin(), heap.end(), better);
+        } else if (better(id, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), better);
+            heap.back() = id;
+            std::push_heap(heap.begin(), heap.end(), better);
+        }
+    }
+    std::sort_heap(heap.begin(), heap.end(), better);
+    std::vector<std::pair<int32_t, float>> out;
+    out.reserve(keep);
+    for (int32_t id : heap) {
+        out.emplace_back(id, static_cast<float>(logits[static_cast<size_t>(id)] - log_z));
+    }
+    return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,55 @@
+// Turns one row of logits into one token for one sequence: the processor chain
+// in llama.cpp's order plus a seeded random (or greedy) pick. One Sampler per
+// sequence; it owns the token history for penalties and its own RNG.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sample/logits_processors.h"
+#include "sample/sampling_params.h"
+
+namespace tessera {
+
+class Sampler {
+public:
+    // params must have passed params.validate(n_vocab) (checked again here).
+    Sampler(SamplingParams params, int32_t n_vocab);
+
+    // Chain: penalties (last penalty_last_n accepted tokens) -> logit bias ->
+    // top-k -> typical -> top-p -> min-p -> temperature -> random pick.
+    // Greedy (temperature <= 0): argmax after penalties and bias, lowest id on
+    // ties. logits.size() must equal n_vocab. Does not record the token: call
+    // accept() with whatever token the sequence actually takes.
+    int32_t sample(std::span<const float> logits);
+
+    // Appends a token to the penalty history.
+    void accept(int32_t token);
+
+    // Forgets the history and re-seeds the RNG, so the sampler replays the
+    // same sequence for the same logits.
+    void reset();
+
+    const SamplingParams& params() const { return params_; }
+
+private:
+    bool penalties_active() const;
+
+    SamplingParams params_;
+    int32_t n_vocab_;
+    std::mt19937_64 rng_;
+    Candidates candidates_;
+    std::vector<int32_t> counts_;   // [n_vocab] scratch for penalties, all zero between calls
+    std::vector<int32_t> history_;  // ring of the last penalty_last_n accepted tokens
+    size_t history_next_ = 0;       // next slot to overwrite once history_ is full
+};
+
+// The k most likely tokens under log-softmax of the raw logits, best first
+// (ties by lower id), as (token id, log probability). k is clamped to
+// [0, logits.size()]. For the server's `logprobs`.
+std::vector<std::pair<int32_t, float>> top_logprobs(std::span<const float> logits, int k);
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// Per-format entry points behind the type switch in quant.cpp. Internal to
+// tensor/: callers use quant.h. nb is always a count of blocks.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/quant_blocks.h"
+
+namespace tessera::quant_detail {
+
+// Legacy 32-element formats (quant_legacy.cpp).
+void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb);
+void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t nb);
+void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t nb);
+void dequantize_q5_1(const BlockQ5_1* x, float* y, int64_t nb);
+void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t nb);
+void dequantize_q8_1(const BlockQ8_1* x, float* y, int64_t nb);
+
+void quantize_q4_0_ref(const float* x, BlockQ4_0* y, int64_t nb);
+void quantize_q4_1_ref(const float* x, BlockQ4_1* y, int64_t nb);
+void quantize_q5_0_ref(const float* x, BlockQ5_0* y, int64_t nb);
+void quantize_q5_1_ref(const float* x, BlockQ5_1* y, int64_t nb);
+void quantize_q8_0_ref(const float* x, BlockQ8_0* y, int64_t nb);
+void quantize_q8_0_act(const float* x, BlockQ8_0* y, int64_t nb);
+void quantize_q8_1_act(const float* x, BlockQ8_1* y, int64_t nb);
+
+float dot_q4_0_q8_0(const BlockQ4_0* x, const BlockQ8_0* y, int64_t nb);
+float dot_q4_1_q8_1(const BlockQ4_1* x, const BlockQ8_1* y, int64_t nb);
+float dot_q5_0_q8_0(const BlockQ5_0* x, const BlockQ8_0* y, int64_t nb);
+float dot_q5_1_q8_1(const BlockQ5_1* x, const BlockQ8_1* y, int64_t nb);
+float dot_q8_0_q8_0(const BlockQ8_0* x, const BlockQ8_0* y, int64_t nb);
+
+// K-quants (quant_kquants.cpp).
+void dequantize_q4_k(const BlockQ4_K* x, float* y, int64_t nb);
+void dequantize_q5_k(const BlockQ5_K* x, float* y, int64_t nb);
+void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb);
+void dequantize_q8_k(const BlockQ8_K* x, float* y, int64_t nb);
+void quantize_q8_k(const float* x, BlockQ8_K* y, int64_t nb);
+
+float dot_q4_k_q8_k(const BlockQ4_K* x, const BlockQ8_K* y, int64_t nb);
+float dot_q5_k_q8_k(const BlockQ5_K* x, const BlockQ8_K* y, int64_t nb);
+float dot_q6_k_q8_k(const BlockQ6_K* x, const BlockQ8_K* y, int64_t nb);
+
+}  // namespace tessera::quant_detail

@@ -1,0 +1,113 @@
+// Every SIMD dot kernel this CPU can run against the scalar reference
+// (tensor/quant.h vec_dot), for every supported weight format, odd row
+// lengths and every token count a kernel call takes.
+#include "kernels/dot_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "tensor/quant.h"
+#include "tensor_test_util.h"
+
+namespace tessera {
+namespace {
+
+const GgmlType kWeightTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0,
+                                 GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+std::vector<SimdLevel> runnable_levels() {
+    std::vector<SimdLevel> levels;
+    for (int l = 0; l <= static_cast<int>(best_simd_level()); ++l) levels.push_back(static_cast<SimdLevel>(l));
+    return levels;
+}
+
+TEST(DotKernelsTest, EveryLevelMatchesScalarReference) {
+    std::mt19937 rng(21);
+    for (GgmlType t : kWeightTypes) {
+        const int64_t bs = block_elems(t);
+        const GgmlType at = activation_type_for(t);
+        // Lengths: one block, an odd block count, and (for F32/F16) not a multiple of 8.
+        std::vector<int64_t> lengths = {bs, bs * 3, bs * 9};
+        if (bs == 1) lengths = {1, 7, 8, 13, 64, 577};
+        for (int64_t n : lengths) {
+            const auto w = test::random_weight_row(rng, t, n);
+            const size_t stride = *ggml_row_bytes(at, n);
+            std::vector<uint8_t> acts(stride * kMaxDotTokens);
+            std::vector<std::vector<float>> act_f(kMaxDotTokens);
+            for (int j = 0; j < kMaxDotTokens; ++j) {
+                act_f[j] = test::random_floats(rng, n, 2.0f);
+                quantize_row(at, act_f[j].data(), acts.data() + j * stride, n);
+            }
+            std::vector<float> wd(n);
+            dequantize_row(t, w.data(), wd.data(), n);
+            for (SimdLevel level : runnable_levels()) {
+                const MultiDotFn fn = find_multi_dot(t, level);
+                for (int n_act = 1; n_act <= kMaxDotTokens; ++n_act) {
+                    float out[kMaxDotTokens];
+                    fn(n, w.data(), acts.data(), stride, n_act, out);
+                    for (int j = 0; j < n_act; ++j) {
+                        const float ref = vec_dot(t, n, w.data(), acts.data() + j * stride);
+                        std::vector<float> ad(n);
+                        dequantize_row(at, acts.data() + j * stride, ad.data(), n);
+                        // Same integer block sums; only the float accumulation
+                        // order (8 lanes, FMA) differs from the scalar code.
+                        const double tol = 2e-6 * test::dot_magnitude(wd, ad) + 1e-6;
+                        ASSERT_NEAR(out[j], ref, tol) << ggml_type_name(t) << " n=" << n << " level="
+                                                      << simd_level_name(level) << " n_act=" << n_act << " j=" << j;
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(DotKernelsTest, ResultDoesNotDependOnTokenCount) {
+    // A token's result must be bit-identical whether it is computed alone or
+    // alongside others, so prefill and decode give the same logits.
+    std::mt19937 rng(22);
+    for (GgmlType t : kWeightTypes) {
+        const int64_t n = block_elems(t) == 1 ? 100 : block_elems(t) * 5;
+        const GgmlType at = activation_type_for(t);
+        const auto w = test::random_weight_row(rng, t, n);
+        const size_t stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> acts(stride * kMaxDotTokens);
+        for (int j = 0; j < kMaxDotTokens; ++j) {
+            const auto x = test::random_floats(rng, n);
+            quantize_row(at, x.data(), acts.data() + j * stride, n);
+        }
+        for (SimdLevel level : runnable_levels()) {
+            const MultiDotFn fn = find_multi_dot(t, level);
+            float all[kMaxDotTokens];
+            fn(n, w.data(), acts.data(), stride, kMaxDotTokens, all);
+            for (int j = 0; j < kMaxDotTokens; ++j) {
+                float one;
+                fn(n, w.data(), acts.data() + j * stride, stride, 1, &one);
+                ASSERT_EQ(f32_to_bits(one), f32_to_bits(all[j])) << ggml_type_name(t) << " " << simd_level_name(level);
+            }
+        }
+    }
+}
+
+TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
+    if (best_simd_level() != SimdLevel::Avx512Vnni) GTEST_SKIP() << "CPU has no AVX-512 VNNI";
+    std::mt19937 rng(23);
+    for (GgmlType t : kWeightTypes) {
+        const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * 6;
+        const GgmlType at = activation_type_for(t);
+        const auto w = test::random_weight_row(rng, t, n);
+        const auto x = test::random_floats(rng, n);
+        std::vector<uint8_t> a(*ggml_row_bytes(at, n));
+        quantize_row(at, x.data(), a.data(), n);
+        float r2, r512;
+        find_multi_dot(t, SimdLevel::Avx2)(n, w.data(), a.data(), a.size(), 1, &r2);
+        find_multi_dot(t, SimdLevel::Avx512Vnni)(n, w.data(), a.data(), a.size(), 1, &r512);
+        EXPECT_EQ(f32_to_bits(r2), f32_to_bits(r512)) << ggml_type_name(t);
+    }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+# An independent float64 NumPy forward pass for llama/qwen2-architecture GGUF
+# models. It shares no code with the C++ engine, so agreement between the two
+# on tiny random models is evidence that both implement the same network.
+"""Usage: reference_forward.py MODEL.gguf --tokens 1,5,9 [--out logits.npy]
+
+Prints (or saves) logits for every position, shape [n_tokens, n_vocab].
+Weights are read with gguf.GGUFReader and dequantized with gguf.quants.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import gguf
+from gguf import GGMLQuantizationType as QT
+
+ROPE_MODE = {"llama": "normal", "qwen2": "neox"}  # as llama.cpp assigns per architecture
+ACT_ROUNDING = {"none": None, "f16": QT.F16, "bf16": QT.BF16, "q8_0": QT.Q8_0}
+
+
+@dataclass
+class Config:
+    arch: str
+    n_embd: int
+    n_layer: int
+    n_head: int
+    n_head_kv: int
+    head_dim: int
+    rope_dims: int
+    eps: float
+    freq_base: float
+    freq_scale: float  # 1 / linear scaling factor
+    rope_mode: str
+
+
+class Model:
+    def __init__(self, path: str, act_round: str = "none"):
+        self.reader = gguf.GGUFReader(path)
+        self.tensors = {t.name: t for t in self.reader.tensors}
+        self.cfg = self._read_config()
+        if act_round not in ACT_ROUNDING:
+            raise ValueError(f"act_round must be one of {sorted(ACT_ROUNDING)}")
+        self.act_round = ACT_ROUNDING[act_round]
+        self._cache: dict[str, np.ndarray] = {}
+
+    def field(self, key: str, default=None):
+        f = self.reader.fields.get(key)
+        if f is None:
+            if default is None:
+                raise KeyError(f"missing metadata key {key}")
+            return default
+        return f.contents()
+
+    def _read_config(self) -> Config:
+        arch = self.field("general.architecture")
+        if arch not in ROPE_MODE:
+            raise ValueError(f"unsupported architecture {arch}")
+        n_embd = int(self.field(f"{arch}.embedding_length"))
+        n_head = int(self.field(f"{arch}.attention.head_count"))
+        head_dim = int(self.field(f"{arch}.attention.key_length", n_embd // n_head))
+        scale_type = self.field(f"{arch}.rope.scaling.type", "none")
+        factor = float(self.field(f"{arch}.rope.scaling.factor", 1.0))
+        if scale_type not in ("none", "linear"):
+            raise ValueError(f"rope scaling {scale_type} is not implemented in the reference")
+        return Config(
+            arch=arch, n_embd=n_embd, n_layer=int(self.field(f"{arch}.block_count")),
+            n_head=n_head, n_head_kv=int(self.field(f"{arch}.attention.head_count_kv", n_head)),
+            head_dim=head_dim, rope_dims=int(self.field(f"{arch}.rope.dimension_count", head_dim)),
+            eps=float(self.field(f"{arch}.attention.layer_norm_rms_epsilon")),
+            freq_base=float(self.field(f"{arch}.rope.freq_base", 10000.0)),
+            freq_scale=1.0 / factor if scale_type == "linear" and factor > 0 else 1.0,
+            rope_mode=ROPE_MODE[arch])
+
+    def has(self, name: str) -> bool:
+        return name in self.tensors
+
+    def weight(self, name: str) -> np.ndarray:
+        """Dequantized tensor in numpy order ([n_out, n_in] for matrices), float64."""
+        if name not in self._cache:
+            t = self.tensors[name]
+            data = gguf.quants.dequantize(t.data, QT(t.tensor_type))
+            shape = tuple(int(d) for d in reversed(t.shape))
+            self._cache[name] = np.asarray(data, dtype=np.float64).reshape(shape)
+        return self._cache[name]
+
+    def linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        if self.act_round is not None:
+            x = round_through(x, self.act_round)
+        return x @ self.weight(name).T
+
+
+def round_through(x: np.ndarray, qtype: QT) -> np.ndarray:
+    """Round-trips matmul inputs through qtype, the way an engine that converts
+    activations before a matmul sees them (ggml: F16/BF16 weights take F16/BF16
+    activations, quantized weights take Q8 activations). Used only to size the
+    error such a path adds, never for the reference logits themselves."""
+    q = gguf.quants.quantize(x.astype(np.float32), qtype)
+    return gguf.quants.dequantize(q, qtype).astype(np.float64).reshape(x.shape)
+
+
+def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope(x: np.ndarray, positions: np.ndarray, cfg: Config) -> np.ndarray:
+    """x: [n_tokens, n_heads, head_dim]. Rotates the first rope_dims dims.
+    normal: pairs (2i, 2i+1); neox: pairs (i, i + rope_dims/2). Angle of pair
+    i at position p: p * freq_scale * freq_base^(-2i / rope_dims)."""
+    d = cfg.rope_dims
+    inv_freq = cfg.freq_base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    angle = (positions.astype(np.float64) * cfg.freq_scale)[:, None] * inv_freq[None, :]
+    cos, sin = np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+    out = x.copy()
+    if cfg.rope_mode == "normal":
+        a, b = x[..., 0:d:2], x[..., 1:d:2]
+        out[..., 0:d:2] = a * cos - b * sin
+        out[..., 1:d:2] = a * sin + b * cos
+    else:
+        a, b = x[..., : d // 2], x[..., d // 2: d]
+        out[..., : d // 2] = a * cos - b * sin
+        out[..., d // 2: d] = a * sin + b * cos
+    return out
+
+
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Causal attention. q: [T, n_head, hd]; k, v: [T, n_head_kv, hd]. Query
+    head h reads kv head h // (n_head / n_head_kv) (GQA; MQA when n_head_kv = 1)."""
+    n_tok, n_head, hd = q.shape
+    group = n_head // k.shape[1]
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    scores = np.einsum("thd,shd->hts", q, k) / np.sqrt(hd)
+    mask = np.triu(np.ones((n_tok, n_tok), dtype=bool), k=1)
+    scores[:, mask] = -np.inf
+    scores -= scores.max(axis=-1, keepdims=True)
+    p = np.exp(scores)
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("hts,shd->thd", p, v).reshape(n_tok, n_head * hd)
+
+
+def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    cfg, p = m.cfg, f"blk.{i}."
+    h = rms_norm(x, m.weight(p + "attn_norm.weight"), cfg.eps)
+    proj = {}
+    for name in ("q", "k", "v"):
+        y = m.linear(h, p + f"attn_{name}.weight")
+        if m.has(p + f"attn_{name}.bias"):
+            y = y + m.weight(p + f"attn_{name}.bias")
+        proj[name] = y
+    n_tok = x.shape[0]
+    q = rope(proj["q"].reshape(n_tok, cfg.n_head, cfg.head_dim), positions, cfg)
+    k = rope(proj["k"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim), positions, cfg)
+    v = proj["v"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
+    x = x + m.linear(attention(q, k, v), p + "attn_output.weight")
+    h = rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
+    gate = m.linear(h, p + "ffn_gate.weight")
+    up = m.linear(h, p + "ffn_up.weight")
+    silu = gate / (1.0 + np.exp(-gate))
+    return x + m.linear(silu * up, p + "ffn_down.weight")
+
+
+def forward(m: Model, tokens: list[int]) -> np.ndarray:
+    """Logits [n_tokens, n_vocab] for tokens at positions 0..n_tokens-1."""
+    embd = m.weight("token_embd.weight")
+    if any(t < 0 or t >= embd.shape[0] for t in tokens):
+        raise ValueError(f"token ids must be in [0, {embd.shape[0]})")
+    x = embd[np.asarray(tokens)]
+    positions = np.arange(len(tokens))
+    for i in range(m.cfg.n_layer):
+        x = layer(m, i, x, positions)
+    x = rms_norm(x, m.weight("output_norm.weight"), m.cfg.eps)
+    out = "output.weight" if m.has("output.weight") else "token_embd.weight"
+    return m.linear(x, out)
+
+
+def reference_logits(path: str, tokens: list[int], act_round: str = "none") -> np.ndarray:
+    return forward(Model(path, act_round), tokens)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--tokens", required=True, help="comma- or space-separated token ids")
+    ap.add_argument("--out", help="save logits as .npy instead of printing them")
+    ap.add_argument("--act-round", choices=sorted(ACT_ROUNDING), default="none",
+                    help="round matmul inputs through this type (sizes the error of such a path)")
+    a = ap.parse_args(argv)
+    tokens = [int(t) for t in a.tokens.replace(",", " ").split()]
+    logits = reference_logits(a.model, tokens, a.act_round)
+    if a.out:
+        np.save(a.out, logits)
+    else:
+        for row in logits:
+            print(" ".join(f"{v:.6g}" for v in row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
