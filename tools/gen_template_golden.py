@@ -260,6 +260,16 @@ CASES = [
                                    "{{ [1,2,3]|reverse|list }} {{ 'abc'|reverse }} {{ ds|sort(attribute='k')|map(attribute='k')|list }}",
      {"ds": [{"k": 2}, {"k": 1}]}),
     ("filter_batch", "{{ [1,2,3,4,5]|batch(2)|list }} {{ [1,2,3]|batch(2, 'x')|list }}", {}),
+    ("filter_dictsort", "{% for k, v in d|dictsort %}{{ k }}={{ v }};{% endfor %} {{ d|dictsort(reverse=true) }} "
+                        "{{ d|dictsort(by='value') }}", {"d": {"b": 1, "A": 3, "c": 2}}),
+    ("tuple_printing", "{{ (1, 2) }} {{ (1,) }} {{ {'a': (1, 'x')} }} {{ () }}", {}),
+    ("content_is_string", "{% for m in ms %}{{ m.content is string }}{{ m['content'] is none }}{% endfor %}",
+     {"ms": [{"content": "x"}, {"content": None}]}),
+    ("text_parts_filter_chain", "{{ parts|selectattr('type', 'equalto', 'text')|map(attribute='text')|join('') }}",
+     {"parts": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]}),
+    ("trailing_commas", "{{ [1, 2,] }} {{ {'a': 1,} }} {{ f(1,) if false else 'ok' }}", {}),
+    ("filter_in_concat", "{{ 'a' + x | trim + 'b' }}|{{ x | trim ~ '!' }}", {"x": "  mid  "}),
+    ("set_with_ws_control", "a\n  {%- set x = 1 -%}\n  b{{ x }}", {}),
     ("filter_safe", "{{ '<b>'|safe }}", {}),
     ("filter_unknown_error", "{{ 1|nonexistent_filter }}", {}),
     # methods

@@ -314,6 +314,27 @@ FilterResult do_items(const Value& input) {
     return Value::list(std::move(out));
 }
 
+FilterResult do_dictsort(const Value& input, const CallArgs& args) {
+    if (!input.is_dict()) return Status::error("dictsort needs a mapping");
+    const bool by_value = str_arg(args, 1, "by", "key") == "value";
+    ValueList pairs, keys;
+    for (const auto& [k, v] : input.as_dict().items) {
+        pairs.push_back(Value::tuple({k, v}));
+        keys.push_back(fold_key(by_value ? v : k, bool_arg(args, 0, "case_sensitive", false)));
+    }
+    TS_RETURN_IF_ERROR(check_comparable(keys));
+    std::vector<size_t> order(pairs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const bool reverse = bool_arg(args, 2, "reverse", false);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        auto lt = compare_op("<", keys[reverse ? b : a], keys[reverse ? a : b]);
+        return lt.ok() && *lt;
+    });
+    ValueList out;
+    for (size_t i : order) out.push_back(pairs[i]);
+    return Value::list(std::move(out));
+}
+
 FilterResult do_first_last(const Value& input, bool last) {
     auto items = iterate(input);
     if (!items) return items.status();
@@ -394,6 +415,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     }
     if (name == "first" || name == "last") return do_first_last(input, name == "last");
     if (name == "items") return do_items(input);
+    if (name == "dictsort") return do_dictsort(input, args);
     if (name == "join") return do_join(input, args, env);
     if (name == "tojson") return do_tojson(input, args);
     if (name == "sort") return do_sort(input, args);
