@@ -49,6 +49,8 @@ Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
     ws_->up.resize(kChunk * c.n_ff);
 }
 
+Model::~Model() = default;
+
 Expected<std::unique_ptr<Model>> Model::load(const std::string& path) {
     auto file = GgufFile::open(path);
     if (!file) return file.status();

@@ -22,6 +22,7 @@ class Model {
 public:
     static Expected<std::unique_ptr<Model>> load(const std::string& path);
     static Expected<std::unique_ptr<Model>> from_gguf(GgufFile file);
+    ~Model();
 
     const ModelConfig& config() const { return config_; }
     const GgufFile& gguf() const { return file_; }

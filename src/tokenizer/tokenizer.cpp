@@ -1,0 +1,181 @@
+// Tokenizer: ties the vocabulary, the special-token splitter and the model's
+// encoder together, and precomputes every token's decoded bytes (see tokenizer.h).
+#include "tokenizer/tokenizer.h"
+
+#include <array>
+
+#include "core/check.h"
+#include "gguf/gguf_file.h"
+#include "tokenizer/utf8.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581
+
+// Names llama.cpp treats as end-of-generation, in order of preference for eot.
+constexpr std::array<std::string_view, 10> kEogNames = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>", "<end_of_utterance>"};
+
+std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
+    std::string out;
+    out.reserve(s.size());
+    size_t pos = 0;
+    for (size_t hit = s.find(from); hit != std::string_view::npos; hit = s.find(from, pos)) {
+        out.append(s.substr(pos, hit - pos));
+        out.append(to);
+        pos = hit + from.size();
+    }
+    out.append(s.substr(pos));
+    return out;
+}
+
+uint8_t parse_byte_token(std::string_view text) {  // "<0xXX>", checked at load
+    auto nibble = [](char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return c - 'A' + 10;
+    };
+    return static_cast<uint8_t>(nibble(text[3]) * 16 + nibble(text[4]));
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)), special_(vocab_) {}
+
+Expected<Tokenizer> Tokenizer::from_gguf(const GgufFile& gguf) {
+    auto vocab = Vocab::from_gguf(gguf);
+    if (!vocab) return vocab.status();
+    return from_vocab(std::move(*vocab));
+}
+
+Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
+    Tokenizer t(std::move(vocab));
+    if (t.vocab_.kind() == VocabKind::Bpe) {
+        TS_RETURN_IF_ERROR(t.init_bpe());
+    } else {
+        t.spm_.emplace(t.vocab_);
+    }
+    t.init_pieces_and_eog();
+    return t;
+}
+
+Status Tokenizer::init_bpe() {
+    auto pre = PreTokenizer::create(vocab_.pre());
+    if (!pre) return pre.status();
+    auto bpe = BpeModel::create(vocab_, pre->ignore_merges());
+    if (!bpe) return bpe.status();
+    pre_ = std::move(*pre);
+    bpe_ = std::move(*bpe);
+    return ok_status();
+}
+
+void Tokenizer::init_pieces_and_eog() {
+    const int32_t n = vocab_.n_tokens();
+    const bool spm = vocab_.kind() == VocabKind::Spm;
+    pieces_.assign(static_cast<size_t>(n), std::string());
+    for (int32_t id = 0; id < n; ++id) {
+        const std::string& text = vocab_.text(id);
+        std::string& piece = pieces_[static_cast<size_t>(id)];
+        switch (vocab_.type(id)) {
+            case TokenType::Normal:
+                piece = spm ? replace_all(text, kSpmSpace, " ") : byte_map_.decode(text);
+                break;
+            case TokenType::UserDefined:
+                piece = text;
+                break;
+            case TokenType::Byte:
+                if (spm) piece.assign(1, static_cast<char>(parse_byte_token(text)));
+                break;
+            default:  // control, unknown: rendered only on request; unused, undefined: never
+                break;
+        }
+    }
+    eog_.assign(static_cast<size_t>(n), false);
+    eot_ = vocab_.eot();
+    for (std::string_view name : kEogNames) {
+        const int32_t id = vocab_.find(name);
+        if (id == kNoToken) continue;
+        eog_[static_cast<size_t>(id)] = true;
+        if (eot_ == kNoToken) eot_ = id;
+    }
+    for (int32_t id : {vocab_.eos(), vocab_.eot(), vocab_.eom()}) {
+        if (id != kNoToken) eog_[static_cast<size_t>(id)] = true;
+    }
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
+                                       bool parse_special) const {
+    std::vector<int32_t> out;
+    if (add_special && vocab_.add_bos() && vocab_.bos() != kNoToken) out.push_back(vocab_.bos());
+    bool prev_was_special = true;  // SentencePiece prefixes a space at the start
+    for (const Fragment& f : special_.split(vocab_, text, parse_special)) {
+        if (f.token != kNoToken) {
+            out.push_back(f.token);
+            prev_was_special = true;
+            continue;
+        }
+        encode_raw(text.substr(f.begin, f.size), prev_was_special, out);
+        prev_was_special = false;
+    }
+    if (add_special && vocab_.add_eos() && vocab_.eos() != kNoToken) out.push_back(vocab_.eos());
+    return out;
+}
+
+void Tokenizer::encode_raw(std::string_view raw, bool prev_was_special,
+                           std::vector<int32_t>& out) const {
+    if (spm_) {
+        std::string text = (vocab_.add_space_prefix() && prev_was_special) ? " " : "";
+        text.append(raw);
+        spm_->encode(vocab_, replace_all(text, " ", kSpmSpace), out);
+        return;
+    }
+    TS_CHECK(pre_ && bpe_);
+    std::string repaired;
+    if (!utf8_is_valid(raw)) {
+        repaired = utf8_sanitize(raw);
+        raw = repaired;
+    }
+    for (const Piece& p : pre_->split(raw)) {
+        bpe_->encode_word(vocab_, byte_map_.encode(raw.substr(p.first, p.second)), out);
+    }
+}
+
+const std::string& Tokenizer::token_to_piece(int32_t id, bool render_special) const {
+    if (id < 0 || id >= n_vocab()) return empty_;
+    const TokenType t = vocab_.type(id);
+    if (render_special && (t == TokenType::Control || t == TokenType::Unknown)) {
+        return vocab_.text(id);
+    }
+    return pieces_[static_cast<size_t>(id)];
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_special) const {
+    std::string out;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        std::string_view piece = token_to_piece(ids[i], render_special);
+        if (i == 0 && vocab_.add_space_prefix() && !piece.empty() && piece[0] == ' ') {
+            piece.remove_prefix(1);
+        }
+        out.append(piece);
+    }
+    return out;
+}
+
+bool Tokenizer::is_eog(int32_t id) const {
+    return id >= 0 && id < n_vocab() && eog_[static_cast<size_t>(id)];
+}
+
+const std::string& Tokenizer::token_text(int32_t id) const {
+    TS_CHECK(id >= 0 && id < n_vocab());
+    return vocab_.text(id);
+}
+
+TokenType Tokenizer::token_type(int32_t id) const {
+    TS_CHECK(id >= 0 && id < n_vocab());
+    return vocab_.type(id);
+}
+
+}  // namespace tessera

@@ -1,0 +1,86 @@
+// The tokenizer the engine and server use: text <-> token ids for the model's
+// own vocabulary (SentencePiece BPE or byte-level BPE), built from GGUF
+// metadata, with llama.cpp's handling of special tokens and added BOS/EOS.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/detokenizer.h"  // IncrementalDetokenizer, for users of Tokenizer
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/special_split.h"
+#include "tokenizer/spm.h"
+#include "tokenizer/vocab.h"
+
+namespace tessera {
+
+class GgufFile;
+
+// Immutable after construction: encode / decode / token_to_piece are const and
+// may be called from many threads at once.
+class Tokenizer {
+public:
+    static Expected<Tokenizer> from_gguf(const GgufFile& gguf);
+    static Expected<Tokenizer> from_vocab(Vocab vocab);
+
+    // Text (any bytes) -> ids. add_special: prepend BOS / append EOS where the
+    // vocabulary asks for them. parse_special: text like "<|im_start|>" becomes
+    // that control token; otherwise it is tokenized as plain text
+    // (user-defined tokens are matched either way, as in llama.cpp).
+    // Byte-level BPE replaces each byte of invalid UTF-8 with U+FFFD first (as
+    // llama.cpp does); SentencePiece keeps the bytes via <0xXX> tokens.
+    std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+
+    // The bytes a token stands for: byte-level decoded, U+2581 -> space,
+    // <0x41> -> "A". Control and unknown tokens give "" unless render_special,
+    // in which case their text. Ids outside the vocabulary give "".
+    const std::string& token_to_piece(int32_t id, bool render_special = false) const;
+
+    // Concatenated pieces. Where the vocabulary adds a space prefix when
+    // encoding, one leading space of the first token's piece is removed
+    // (llama.cpp's detokenize with remove_special = false).
+    std::string decode(std::span<const int32_t> ids, bool render_special = false) const;
+
+    int32_t n_vocab() const { return vocab_.n_tokens(); }
+    int32_t bos() const { return vocab_.bos(); }
+    int32_t eos() const { return vocab_.eos(); }
+    // tokenizer.ggml.eot_token_id, else the first of llama.cpp's end-of-turn
+    // names (<|eot_id|>, <|im_end|>, ...) found in the vocabulary, else kNoToken.
+    int32_t eot() const { return eot_; }
+    // End of generation: eos, eot, eom and tokens llama.cpp treats as such by
+    // name (<|im_end|>, <|endoftext|>, <end_of_turn>, <|eot_id|>, ...).
+    bool is_eog(int32_t id) const;
+    bool add_bos() const { return vocab_.add_bos(); }
+    bool add_eos() const { return vocab_.add_eos(); }
+    bool add_space_prefix() const { return vocab_.add_space_prefix(); }
+    // Raw vocabulary text of a token; id must be in [0, n_vocab()).
+    const std::string& token_text(int32_t id) const;
+    TokenType token_type(int32_t id) const;
+    const Vocab& vocab() const { return vocab_; }
+
+private:
+    explicit Tokenizer(Vocab vocab);
+    void encode_raw(std::string_view raw, bool prev_was_special, std::vector<int32_t>& out) const;
+    Status init_bpe();
+    void init_pieces_and_eog();
+
+    Vocab vocab_;
+    ByteLevelMap byte_map_;
+    SpecialSplitter special_;
+    std::optional<PreTokenizer> pre_;  // byte-level BPE only
+    std::optional<BpeModel> bpe_;      // byte-level BPE only
+    std::optional<SpmModel> spm_;      // SentencePiece only
+    std::vector<std::string> pieces_;  // [n_vocab] bytes of each token (special -> "")
+    std::vector<bool> eog_;            // [n_vocab]
+    int32_t eot_ = kNoToken;
+    std::string empty_;
+};
+
+}  // namespace tessera
