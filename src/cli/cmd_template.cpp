@@ -1,0 +1,143 @@
+// `tessera template (-m MODEL | --template FILE) [--messages FILE] [--tools FILE]
+// [--no-generation-prompt]`: prints the rendered prompt byte for byte. The
+// template and bos/eos strings come from the GGUF, or from the command line.
+#include "cli/cmd_template.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "gguf/gguf_file.h"
+#include "template/chat_render.h"
+
+namespace tessera {
+namespace {
+
+const char* const kDemoMessages =
+    R"([{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Hello!"}])";
+
+Expected<std::string> read_text(const std::string& path) {
+    if (path == "-") {
+        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::error("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The text of special token `key` (an id into tokenizer.ggml.tokens); empty when absent.
+Expected<std::string> token_text(const GgufFile& file, const std::vector<std::string>& tokens, const char* key) {
+    if (!file.find(key)) return std::string();
+    auto id = file.get_uint(key);
+    if (!id) return id.status();
+    if (*id >= tokens.size()) return Status::error(std::string(key) + " is out of range of the vocabulary");
+    return tokens[*id];
+}
+
+struct ModelTemplate {
+    std::string source;
+    std::string bos;
+    std::string eos;
+};
+
+Expected<ModelTemplate> load_from_model(const std::string& path) {
+    auto file = GgufFile::open(path);
+    if (!file) return file.status();
+    auto source = file->get_string_or("tokenizer.chat_template", "");
+    if (!source) return source.status();
+    ModelTemplate out;
+    const ChatTemplateChoice choice = choose_chat_template(*source);
+    if (!choice.warning.empty()) std::fprintf(stderr, "tessera template: warning: %s\n", choice.warning.c_str());
+    out.source = choice.source;
+    if (!file->find("tokenizer.ggml.tokens")) return out;
+    auto tokens = file->get_string_array("tokenizer.ggml.tokens");
+    if (!tokens) return tokens.status();
+    auto bos = token_text(*file, *tokens, "tokenizer.ggml.bos_token_id");
+    if (!bos) return bos.status();
+    auto eos = token_text(*file, *tokens, "tokenizer.ggml.eos_token_id");
+    if (!eos) return eos.status();
+    out.bos = *bos;
+    out.eos = *eos;
+    return out;
+}
+
+}  // namespace
+
+int cmd_template(int argc, char** argv) {
+    CLI::App app{"Render a chat template and print the prompt exactly", "template"};
+    std::string model_path, template_path, messages_path, tools_path, bos, eos;
+    bool no_generation_prompt = false;
+    int64_t now = 0;
+    auto* model_opt = app.add_option("-m,--model", model_path, "GGUF model whose tokenizer.chat_template to use");
+    auto* template_opt = app.add_option("--template", template_path, "Jinja chat template file");
+    model_opt->excludes(template_opt);
+    auto* bos_opt = app.add_option("--bos", bos, "bos_token string (default: the model's)");
+    auto* eos_opt = app.add_option("--eos", eos, "eos_token string (default: the model's)");
+    app.add_option("--messages", messages_path, "JSON file with the messages ('-' for stdin; default: a demo)");
+    app.add_option("--tools", tools_path, "JSON file with the tool definitions");
+    app.add_flag("--no-generation-prompt", no_generation_prompt, "do not open an assistant turn at the end");
+    auto* now_opt = app.add_option("--now", now, "seconds since the epoch that strftime_now() sees");
+    if (auto code = parse_args(app, argc, argv)) return *code;
+    if (model_path.empty() == template_path.empty()) {
+        std::fprintf(stderr, "tessera template: give exactly one of -m MODEL or --template FILE\n");
+        return 2;
+    }
+
+    std::string source;
+    if (!model_path.empty()) {
+        auto loaded = load_from_model(model_path);
+        if (!loaded) {
+            std::fprintf(stderr, "tessera template: %s\n", loaded.error().c_str());
+            return 1;
+        }
+        source = loaded->source;
+        if (!*bos_opt) bos = loaded->bos;
+        if (!*eos_opt) eos = loaded->eos;
+    } else {
+        auto text = read_text(template_path);
+        if (!text) {
+            std::fprintf(stderr, "tessera template: %s\n", text.error().c_str());
+            return 1;
+        }
+        source = *text;
+    }
+
+    ChatRenderInput in;
+    in.messages_json = kDemoMessages;
+    if (!messages_path.empty()) {
+        auto text = read_text(messages_path);
+        if (!text) {
+            std::fprintf(stderr, "tessera template: %s\n", text.error().c_str());
+            return 1;
+        }
+        in.messages_json = *text;
+    }
+    if (!tools_path.empty()) {
+        auto text = read_text(tools_path);
+        if (!text) {
+            std::fprintf(stderr, "tessera template: %s\n", text.error().c_str());
+            return 1;
+        }
+        in.tools_json = *text;
+    }
+    in.add_generation_prompt = !no_generation_prompt;
+    in.bos_token = bos;
+    in.eos_token = eos;
+    if (*now_opt) in.now_epoch_seconds = now;
+
+    auto rendered = render_chat(source, in);
+    if (!rendered) {
+        std::fprintf(stderr, "tessera template: %s\n", rendered.error().c_str());
+        return 1;
+    }
+    std::fwrite(rendered->data(), 1, rendered->size(), stdout);
+    return 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,99 @@
+// Chat rendering (see chat_render.h): validates the request JSON, normalises
+// message content, and renders with the variables transformers passes
+// (messages, tools, documents, add_generation_prompt, bos_token, eos_token).
+#include "template/chat_render.h"
+
+#include <nlohmann/json.hpp>
+
+#include "template/template.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Expected<Json> parse_json(const std::string& text, const char* what) {
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::error(std::string(what) + " is not valid JSON");
+    return j;
+}
+
+// A list of text parts becomes one string; anything else is left for the template.
+Status normalize_content(Json& msg, size_t index) {
+    auto it = msg.find("content");
+    if (it == msg.end() || !it->is_array()) return ok_status();
+    std::string joined;
+    for (size_t i = 0; i < it->size(); ++i) {
+        const Json& part = (*it)[i];
+        const bool is_text = part.is_object() && part.contains("type") && part["type"] == "text" &&
+                             part.contains("text") && part["text"].is_string();
+        if (!is_text) {
+            return Status::error("message " + std::to_string(index) + ": only {\"type\": \"text\"} content parts are supported");
+        }
+        if (i) joined += "\n";
+        joined += part["text"].get<std::string>();
+    }
+    *it = joined;
+    return ok_status();
+}
+
+Expected<Json> load_messages(const std::string& text) {
+    auto messages = parse_json(text, "messages");
+    if (!messages) return messages;
+    if (!messages->is_array()) return Status::error("messages must be a JSON array");
+    for (size_t i = 0; i < messages->size(); ++i) {
+        Json& msg = (*messages)[i];
+        if (!msg.is_object()) return Status::error("message " + std::to_string(i) + " is not an object");
+        if (!msg.contains("role") || !msg["role"].is_string()) {
+            return Status::error("message " + std::to_string(i) + " has no string \"role\"");
+        }
+        const Json& content = msg.contains("content") ? msg["content"] : Json();
+        if (!content.is_null() && !content.is_string() && !content.is_array()) {
+            return Status::error("message " + std::to_string(i) + ": content must be a string, null or a list of parts");
+        }
+        TS_RETURN_IF_ERROR(normalize_content(msg, i));
+    }
+    return messages;
+}
+
+}  // namespace
+
+Expected<std::string> render_chat(const std::string& template_src, const ChatRenderInput& in,
+                                  const TemplateLimits& limits) {
+    auto messages = load_messages(in.messages_json);
+    if (!messages) return messages.status();
+    Json tools;  // null: transformers passes tools=None when there are none
+    if (!in.tools_json.empty()) {
+        auto parsed = parse_json(in.tools_json, "tools");
+        if (!parsed) return parsed.status();
+        if (!parsed->is_array()) return Status::error("tools must be a JSON array");
+        tools = std::move(*parsed);
+    }
+    auto tmpl = Template::parse(template_src, limits);
+    if (!tmpl) return tmpl.status();
+    Json vars = Json::object();
+    vars["messages"] = std::move(*messages);
+    vars["tools"] = std::move(tools);
+    vars["documents"] = nullptr;
+    vars["add_generation_prompt"] = in.add_generation_prompt;
+    vars["bos_token"] = in.bos_token;
+    vars["eos_token"] = in.eos_token;
+    RenderOptions options;
+    options.limits = limits;
+    options.now_epoch_seconds = in.now_epoch_seconds;
+    return tmpl->render(vars, options);
+}
+
+std::string chatml_template() {
+    return "{% for message in messages %}"
+           "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+           "{% endfor %}"
+           "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+}
+
+ChatTemplateChoice choose_chat_template(const std::string& model_template) {
+    if (!model_template.empty()) return {model_template, ""};
+    return {chatml_template(), "the model has no chat template (tokenizer.chat_template); using ChatML"};
+}
+
+}  // namespace tessera
