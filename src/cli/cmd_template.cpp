@@ -1,7 +1,7 @@
 // `tessera template (-m MODEL | --template FILE) [--messages FILE] [--tools FILE]
 // [--no-generation-prompt]`: prints the rendered prompt byte for byte. The
 // template and bos/eos strings come from the GGUF, or from the command line.
-#include "cli/cmd_template.h"
+#include "cli/commands.h"
 
 #include <cstdio>
 #include <fstream>
@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "gguf/gguf_file.h"
+#include "template/model_chat_template.h"
 #include "template/chat_render.h"
 
 namespace tessera {
@@ -31,40 +32,14 @@ Expected<std::string> read_text(const std::string& path) {
     return ss.str();
 }
 
-// The text of special token `key` (an id into tokenizer.ggml.tokens); empty when absent.
-Expected<std::string> token_text(const GgufFile& file, const std::vector<std::string>& tokens, const char* key) {
-    if (!file.find(key)) return std::string();
-    auto id = file.get_uint(key);
-    if (!id) return id.status();
-    if (*id >= tokens.size()) return Status::error(std::string(key) + " is out of range of the vocabulary");
-    return tokens[*id];
-}
-
-struct ModelTemplate {
-    std::string source;
-    std::string bos;
-    std::string eos;
-};
-
-Expected<ModelTemplate> load_from_model(const std::string& path) {
+Expected<ModelChatTemplate> load_from_model(const std::string& path) {
     auto file = GgufFile::open(path);
     if (!file) return file.status();
-    auto source = file->get_string_or("tokenizer.chat_template", "");
-    if (!source) return source.status();
-    ModelTemplate out;
-    const ChatTemplateChoice choice = choose_chat_template(*source);
-    if (!choice.warning.empty()) std::fprintf(stderr, "tessera template: warning: %s\n", choice.warning.c_str());
-    out.source = choice.source;
-    if (!file->find("tokenizer.ggml.tokens")) return out;
-    auto tokens = file->get_string_array("tokenizer.ggml.tokens");
-    if (!tokens) return tokens.status();
-    auto bos = token_text(*file, *tokens, "tokenizer.ggml.bos_token_id");
-    if (!bos) return bos.status();
-    auto eos = token_text(*file, *tokens, "tokenizer.ggml.eos_token_id");
-    if (!eos) return eos.status();
-    out.bos = *bos;
-    out.eos = *eos;
-    return out;
+    auto loaded = chat_template_from_gguf(*file);
+    if (loaded && !loaded->warning.empty()) {
+        std::fprintf(stderr, "tessera template: warning: %s\n", loaded->warning.c_str());
+    }
+    return loaded;
 }
 
 }  // namespace

@@ -8,5 +8,7 @@ int cmd_run(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_logits(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_template(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
 
 }  // namespace tessera

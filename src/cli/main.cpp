@@ -14,6 +14,8 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", tessera::cmd_run, "generate text from a prompt"},
+    {"chat", tessera::cmd_chat, "interactive multi-turn chat"},
+    {"template", tessera::cmd_template, "print a rendered chat prompt"},
     {"tokenize", tessera::cmd_tokenize, "print the token ids of stdin"},
     {"info", tessera::cmd_info, "print a model's metadata and tensors"},
     {"logits", tessera::cmd_logits, "print the logits of a token sequence (testing)"},
