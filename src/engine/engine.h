@@ -1,0 +1,60 @@
+// The serving engine: owns the model, the paged KV cache, the prefix cache and
+// the scheduler, and runs the schedule -> forward -> sample -> stream loop on
+// its own thread. Other threads only submit requests and read their handles.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "engine/metrics.h"
+#include "engine/request.h"
+#include "engine/request_handle.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tessera {
+
+struct EngineOptions {
+    int threads = 0;                  // 0: all cores
+    int64_t kv_memory_bytes = 0;      // KV budget; 0: derive from ctx_size
+    int64_t ctx_size = 8192;          // total KV tokens when kv_memory_bytes == 0
+    int block_size = 16;
+    int32_t max_batch_tokens = 512;   // token budget per step
+    int32_t max_seqs = 64;            // running sequences per step
+    int32_t max_waiting = 256;        // admission cap; past it submit() is refused
+    int64_t max_context = 0;          // per-sequence limit; 0: model's n_ctx_train
+    bool prefix_cache = true;
+};
+
+class Engine {
+public:
+    // Starts the engine thread. The model and tokenizer must outlive the engine.
+    static Expected<std::unique_ptr<Engine>> start(Model& model, const Tokenizer& tokenizer, EngineOptions options);
+    ~Engine();  // stops the thread; unfinished requests end with FinishReason::Cancelled
+
+    // Thread-safe. Errors: invalid request (message for a 400), or the waiting
+    // queue is full (is_overloaded() tells the two apart, for a 429/503).
+    Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
+
+    const Tokenizer& tokenizer() const;
+    const ModelConfig& model_config() const;
+    const EngineOptions& options() const;
+    const EngineMetrics& metrics() const;
+    int64_t max_context() const;       // prompt + max_tokens must fit
+    // False when the loop has work but made no progress for `stall`.
+    bool healthy(std::chrono::milliseconds stall = std::chrono::seconds(30)) const;
+
+    class Impl;
+
+private:
+    explicit Engine(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// True when a submit() error means "queue full" rather than "bad request".
+bool is_overloaded(const Status& status);
+
+}  // namespace tessera

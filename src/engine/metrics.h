@@ -1,0 +1,45 @@
+// Serving metrics, written by the engine thread with relaxed atomics and read
+// by the /metrics handler without locks.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace tessera {
+
+// Fixed-bucket histogram of seconds; buckets are upper bounds (Prometheus "le").
+class Histogram {
+public:
+    static constexpr std::array<double, 14> kBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                       1.0,   2.5,  5.0,   10.0, 30.0, 60.0, 120.0};
+    void observe(double seconds);
+    uint64_t bucket_count(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }  // cumulative
+    uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+    double sum() const { return static_cast<double>(sum_us_.load(std::memory_order_relaxed)) * 1e-6; }
+
+private:
+    std::array<std::atomic<uint64_t>, kBounds.size()> buckets_{};
+    std::atomic<uint64_t> count_{0};
+    std::atomic<uint64_t> sum_us_{0};
+};
+
+struct EngineMetrics {
+    Histogram ttft;              // submit -> first token
+    Histogram inter_token;       // between consecutive tokens of one choice
+    Histogram e2e_latency;       // submit -> final event
+    std::atomic<int64_t> waiting{0};
+    std::atomic<int64_t> running{0};
+    std::atomic<int64_t> kv_blocks_used{0};
+    std::atomic<int64_t> kv_blocks_total{0};
+    std::atomic<uint64_t> prefix_queries{0};       // prompt tokens looked up
+    std::atomic<uint64_t> prefix_hit_tokens{0};    // of which served from cache
+    std::atomic<uint64_t> prompt_tokens{0};
+    std::atomic<uint64_t> generated_tokens{0};
+    std::atomic<uint64_t> preemptions{0};
+    std::atomic<uint64_t> requests_finished{0};
+    std::atomic<uint64_t> requests_rejected{0};
+    std::atomic<uint64_t> steps{0};                // forward passes run
+};
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// What a client asks the engine for, and the events the engine streams back.
+// Plain data shared by the engine (producer) and the server (consumer).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sample/sampling_params.h"
+
+namespace tessera {
+
+struct GenerationRequest {
+    std::vector<int32_t> prompt;       // already tokenized (template applied)
+    SamplingParams sampling;
+    int32_t max_tokens = 256;          // per choice
+    bool ignore_eos = false;
+    std::vector<std::string> stop;     // stop strings (never appear in output)
+    std::vector<int32_t> stop_token_ids;
+    int32_t n = 1;                     // choices; they share the prompt's KV blocks
+    int32_t top_logprobs = -1;         // -1: no logprobs; 0..20: sampled token + k alternatives
+    uint64_t cache_salt = 0;           // prefix-cache isolation domain (e.g. per API key)
+};
+
+enum class FinishReason { None, Stop, Length, Cancelled, Error };
+
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "cancelled", "error"
+
+struct TokenLogprob {
+    int32_t token = 0;
+    float logprob = 0.0f;
+    std::vector<std::pair<int32_t, float>> top;  // best first
+};
+
+// One event of one choice. A choice streams zero or more deltas, then exactly
+// one event with finish != None (which may carry final text too).
+struct StreamEvent {
+    int32_t index = 0;                 // which of the n choices
+    std::string text;                  // new text (complete UTF-8, stop strings removed)
+    std::vector<int32_t> tokens;       // tokens whose text is in this event
+    std::vector<TokenLogprob> logprobs;
+    FinishReason finish = FinishReason::None;
+    std::string error;                 // when finish == Error
+    // Set on each choice's final event.
+    int64_t prompt_tokens = 0;
+    int64_t completion_tokens = 0;
+    int64_t cached_tokens = 0;         // prompt tokens served from the prefix cache
+};
+
+}  // namespace tessera

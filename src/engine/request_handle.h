@@ -1,0 +1,44 @@
+// The thread-safe link between one request's consumer (an HTTP thread) and
+// the engine thread: a bounded event queue plus a cancel flag.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+
+#include "engine/request.h"
+
+namespace tessera {
+
+class RequestHandle {
+public:
+    RequestHandle(uint64_t id, int32_t n_choices) : id_(id), open_choices_(n_choices) {}
+
+    uint64_t id() const { return id_; }
+
+    // Consumer side. Waits up to `timeout` for the next event; nullopt on timeout.
+    std::optional<StreamEvent> next(std::chrono::milliseconds timeout);
+    // True once every choice's final event has been taken by next().
+    bool finished() const;
+    // Asks the engine to stop this request; it frees its blocks within one step
+    // and sends each unfinished choice a final event with FinishReason::Cancelled.
+    void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+
+    // Engine side.
+    bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+    void push(StreamEvent event);
+
+private:
+    const uint64_t id_;
+    std::atomic<bool> cancelled_{false};
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<StreamEvent> events_;
+    int32_t open_choices_;  // choices whose final event has not been consumed
+};
+
+}  // namespace tessera
