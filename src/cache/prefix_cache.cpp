@@ -74,6 +74,9 @@ void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_
     }
 }
 
+// Cost: O(log n) per freed block plus one step per held leaf older than the
+// victims. Held leaves belong to running sequences, which touched them lately,
+// so they sit at the young end of leaves_ and are rarely passed over.
 int32_t PrefixCache::evict(int32_t n_blocks) {
     int32_t freed = 0;
     std::vector<LeafKey> in_use;  // leaves someone else still references
