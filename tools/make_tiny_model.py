@@ -228,7 +228,8 @@ def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, 
 
 def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tied: bool = False,
                 seed: int = 0, rope_scale: float | None = None, freq_base: float | None = None,
-                with_vocab: bool = True) -> None:
+                with_vocab: bool = True, rope_scaling: str = "linear", rope_orig_ctx: int = 0,
+                rope_freqs: bool = False) -> None:
     arch, n_head, n_kv, hd = VARIANTS[variant]
     eps, default_base, rope_mode = ARCH_DEFAULTS[arch]
     if rope is not None and rope != rope_mode:
@@ -247,8 +248,15 @@ def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tie
     w.add_rope_freq_base(freq_base if freq_base is not None else default_base)
     w.add_rope_dimension_count(hd)
     if rope_scale is not None:
-        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        kind = {"linear": gguf.RopeScalingType.LINEAR, "yarn": gguf.RopeScalingType.YARN}[rope_scaling]
+        w.add_rope_scaling_type(kind)
         w.add_rope_scaling_factor(rope_scale)
+        if rope_orig_ctx:
+            w.add_rope_scaling_orig_ctx_len(rope_orig_ctx)
+    if rope_freqs:
+        # Llama 3 style per-dimension frequency divisors, stored as a tensor.
+        factors = np.random.default_rng(seed + 99).uniform(1.0, 8.0, hd // 2).astype(np.float32)
+        w.add_tensor("rope_freqs.weight", factors)
     n_vocab = add_vocab(w) if with_vocab else N_MERGES + 256 + N_SPECIAL
     rng = np.random.default_rng(seed)
     for name, value in random_tensors(rng, arch, n_head, n_kv, hd, n_vocab, tied).items():
@@ -270,6 +278,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rope", choices=["neox", "normal"],
                     help="must match the architecture (llama: normal, qwen2: neox)")
     ap.add_argument("--rope-scale", type=float, help="write linear RoPE scaling with this factor")
+    ap.add_argument("--rope-scaling", choices=["linear", "yarn"], default="linear",
+                    help="kind of scaling written with --rope-scale")
+    ap.add_argument("--rope-orig-ctx", type=int, default=0, help="rope.scaling.original_context_length (YaRN)")
+    ap.add_argument("--rope-freqs", action="store_true", help="write a rope_freqs.weight tensor (Llama 3 scaling)")
     ap.add_argument("--freq-base", type=float, help="override rope.freq_base")
     ap.add_argument("--tied", action="store_true", help="no output.weight; reuse token_embd")
     ap.add_argument("--no-vocab", action="store_true", help="omit the tokenizer metadata")
@@ -277,7 +289,7 @@ def main(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     try:
         write_model(a.out, a.variant, a.wtype, a.rope, a.tied, a.seed, a.rope_scale, a.freq_base,
-                    not a.no_vocab)
+                    not a.no_vocab, a.rope_scaling, a.rope_orig_ctx, a.rope_freqs)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -32,8 +32,11 @@ class Config:
     rope_dims: int
     eps: float
     freq_base: float
-    freq_scale: float  # 1 / linear scaling factor
+    freq_scale: float  # 1 / scaling factor (linear or YaRN)
     rope_mode: str
+    yarn: bool = False
+    n_ctx_orig: int = 0
+    freq_factors: np.ndarray | None = None  # [rope_dims/2] divisors (rope_freqs.weight)
 
 
 class Model:
@@ -63,16 +66,20 @@ class Model:
         head_dim = int(self.field(f"{arch}.attention.key_length", n_embd // n_head))
         scale_type = self.field(f"{arch}.rope.scaling.type", "none")
         factor = float(self.field(f"{arch}.rope.scaling.factor", 1.0))
-        if scale_type not in ("none", "linear"):
+        if scale_type not in ("none", "linear", "yarn"):
             raise ValueError(f"rope scaling {scale_type} is not implemented in the reference")
+        n_ctx_train = int(self.field(f"{arch}.context_length", 4096))
+        freqs = self.tensors.get("rope_freqs.weight")
         return Config(
             arch=arch, n_embd=n_embd, n_layer=int(self.field(f"{arch}.block_count")),
             n_head=n_head, n_head_kv=int(self.field(f"{arch}.attention.head_count_kv", n_head)),
             head_dim=head_dim, rope_dims=int(self.field(f"{arch}.rope.dimension_count", head_dim)),
             eps=float(self.field(f"{arch}.attention.layer_norm_rms_epsilon")),
             freq_base=float(self.field(f"{arch}.rope.freq_base", 10000.0)),
-            freq_scale=1.0 / factor if scale_type == "linear" and factor > 0 else 1.0,
-            rope_mode=ROPE_MODE[arch])
+            freq_scale=1.0 / factor if scale_type in ("linear", "yarn") and factor > 0 else 1.0,
+            rope_mode=ROPE_MODE[arch], yarn=scale_type == "yarn",
+            n_ctx_orig=int(self.field(f"{arch}.rope.scaling.original_context_length", n_ctx_train)),
+            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64))
 
     def has(self, name: str) -> bool:
         return name in self.tensors
@@ -105,14 +112,41 @@ def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x: np.ndarray, positions: np.ndarray, cfg: Config) -> np.ndarray:
-    """x: [n_tokens, n_heads, head_dim]. Rotates the first rope_dims dims.
-    normal: pairs (2i, 2i+1); neox: pairs (i, i + rope_dims/2). Angle of pair
-    i at position p: p * freq_scale * freq_base^(-2i / rope_dims)."""
+def rope_angles(positions: np.ndarray, cfg: Config):
+    """Angles [n_tokens, rope_dims/2] and the magnitude scale of cos/sin.
+    Pair i's base frequency is freq_base^(-2i/d), divided by freq_factors[i]
+    when the model has them. Linear scaling multiplies every angle by
+    freq_scale. YaRN (arXiv 2309.00071) keeps high-frequency pairs as they are,
+    interpolates low-frequency ones by freq_scale, ramps linearly between the
+    pair indices where a pair turns beta_fast=32 and beta_slow=1 times over the
+    original context (rounded outward to whole pairs, as GGUF runtimes do), and
+    scales cos/sin by 1 + 0.1 ln(1/freq_scale)."""
     d = cfg.rope_dims
     inv_freq = cfg.freq_base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-    angle = (positions.astype(np.float64) * cfg.freq_scale)[:, None] * inv_freq[None, :]
-    cos, sin = np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+    if cfg.freq_factors is not None:
+        inv_freq = inv_freq / cfg.freq_factors
+    pos = positions.astype(np.float64)[:, None]
+    if not cfg.yarn:
+        return pos * cfg.freq_scale * inv_freq[None, :], 1.0
+
+    def pair_where_turns(n_rot):  # pair index whose wavelength is n_ctx_orig / n_rot
+        return d * np.log(cfg.n_ctx_orig / (n_rot * 2 * np.pi)) / (2 * np.log(cfg.freq_base))
+
+    low = max(0.0, np.floor(pair_where_turns(32.0)))
+    high = min(d - 1.0, np.ceil(pair_where_turns(1.0)))
+    i = np.arange(d // 2, dtype=np.float64)
+    keep = 1.0 - np.clip((i - low) / max(0.001, high - low), 0.0, 1.0)  # 1: extrapolate
+    angle_extrap = pos * inv_freq[None, :]
+    angle = angle_extrap * (cfg.freq_scale * (1.0 - keep) + keep)[None, :]
+    return angle, 1.0 + 0.1 * np.log(1.0 / cfg.freq_scale)
+
+
+def rope(x: np.ndarray, positions: np.ndarray, cfg: Config) -> np.ndarray:
+    """x: [n_tokens, n_heads, head_dim]. Rotates the first rope_dims dims.
+    normal: pairs (2i, 2i+1); neox: pairs (i, i + rope_dims/2)."""
+    d = cfg.rope_dims
+    angle, mscale = rope_angles(positions, cfg)
+    cos, sin = mscale * np.cos(angle)[:, None, :], mscale * np.sin(angle)[:, None, :]
     out = x.copy()
     if cfg.rope_mode == "normal":
         a, b = x[..., 0:d:2], x[..., 1:d:2]

@@ -52,12 +52,17 @@ CASES = (
         dict(variant="gqa", wtype="F32", tied=True, rope_scale=2.0, freq_base=500000.0),
         dict(variant="qwen2", wtype="Q4_K", tied=True),
         dict(variant="mqa", wtype="Q6_K", seed=3),
+        # YaRN with a short original context, so its ramp spans the rotated pairs.
+        dict(variant="mha", wtype="F32", rope_scale=4.0, rope_scaling="yarn", rope_orig_ctx=64),
+        dict(variant="qwen2", wtype="Q8_0", rope_scale=8.0, rope_scaling="yarn", rope_orig_ctx=256),
+        # Llama 3 style per-dimension frequency factors (rope_freqs.weight).
+        dict(variant="gqa", wtype="F32", rope_freqs=True),
     ]
 )
 
 
 def case_id(c):
-    extra = [k for k in ("tied", "rope_scale", "freq_base", "seed") if k in c]
+    extra = [k for k in ("tied", "rope_scale", "rope_scaling", "rope_freqs", "freq_base", "seed") if k in c]
     return "-".join([c["variant"], c["wtype"]] + extra)
 
 
@@ -71,6 +76,10 @@ def build(tmp_path, **kw):
         args += ["--rope-scale", str(kw["rope_scale"])]
     if "freq_base" in kw:
         args += ["--freq-base", str(kw["freq_base"])]
+    if "rope_scaling" in kw:
+        args += ["--rope-scaling", kw["rope_scaling"], "--rope-orig-ctx", str(kw["rope_orig_ctx"])]
+    if kw.get("rope_freqs"):
+        args.append("--rope-freqs")
     subprocess.run(args, check=True)
     return str(path)
 
