@@ -2,6 +2,7 @@
 // sends is checked here, so the engine only ever sees requests it can run.
 #include "server/openai_request.h"
 
+#include <charconv>
 #include <limits>
 #include <utility>
 
@@ -50,16 +51,16 @@ void read_logit_bias(FieldReader& r, const ProtocolLimits& limits, int32_t n_voc
                                                     " logit_bias entries are allowed"));
     }
     for (const auto& [key, bias] : v->items()) {
-        const Json id = Json::parse(key, nullptr, false);
-        const auto token = json_to_int(id, 0, n_vocab - 1);
-        if (id.is_discarded() || !token) {
+        int64_t token = -1;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), token);
+        if (ec != std::errc() || end != key.data() + key.size() || token < 0 || token >= n_vocab) {
             return r.fail(bad_request("logit_bias", "logit_bias key '" + key + "' is not a token id in [0, " +
                                                         std::to_string(n_vocab) + ")"));
         }
         if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
             return r.fail(bad_request("logit_bias", "logit_bias values must be numbers in [-100, 100]"));
         }
-        out.emplace_back(static_cast<int32_t>(*token), bias.get<float>());
+        out.emplace_back(static_cast<int32_t>(token), bias.get<float>());
     }
 }
 
