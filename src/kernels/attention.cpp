@@ -17,8 +17,8 @@ float dot(const float* q, const float* k, int n) {
     return sum;
 }
 
-void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
-                 int64_t n_ctx, float* out) {
+void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
+                    int64_t n_ctx, float* out) {
     const int hd = s.head_dim;
     float running_max = -std::numeric_limits<float>::infinity();
     float running_sum = 0.0f;
@@ -51,12 +51,8 @@ void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int
 
 }  // namespace
 
-void attend_one(const AttentionShape& s, const PagedKv& kv, const float* q, int64_t n_ctx, float* out) {
-    const int group = s.n_head / s.n_head_kv;
-    for (int h = 0; h < s.n_head; ++h) {
-        attend_head(s, kv, q + static_cast<int64_t>(h) * s.head_dim, h / group, n_ctx,
-                    out + static_cast<int64_t>(h) * s.head_dim);
-    }
+void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out) {
+    attend_kv_head(s, kv, q, head / (s.n_head / s.n_head_kv), n_ctx, out);
 }
 
 }  // namespace tessera

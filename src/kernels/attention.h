@@ -21,8 +21,9 @@ struct AttentionShape {
     float scale;  // usually 1/sqrt(head_dim)
 };
 
-// One query token attends to positions [0, n_ctx). q, out: [n_head, head_dim].
+// One head of one query token attends to positions [0, n_ctx). q and out are
+// that head's [head_dim] slices; `head` picks the KV head (head / group size).
 // block_size must be at most 256.
-void attend_one(const AttentionShape& s, const PagedKv& kv, const float* q, int64_t n_ctx, float* out);
+void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out);
 
 }  // namespace tessera

@@ -16,37 +16,43 @@
 
 namespace tessera {
 
-// Tokens per forward chunk: bounds the workspace while keeping matmuls wide.
-constexpr int64_t kChunk = 128;
+// Tokens per pass when one long sequence is run alone (CLI, tests): bounds
+// the workspace while keeping matmuls wide.
+constexpr int64_t kChunk = 256;
 
 struct Model::Workspace {
-    std::vector<float> x;      // [kChunk, n_embd] residual stream
-    std::vector<float> h;      // [kChunk, n_embd] normed input
-    std::vector<float> q;      // [kChunk, q_dim]
-    std::vector<float> k;      // [kChunk, kv_dim]
-    std::vector<float> v;      // [kChunk, kv_dim]
-    std::vector<float> attn;   // [kChunk, q_dim]
-    std::vector<float> proj;   // [kChunk, n_embd]
-    std::vector<float> gate;   // [kChunk, n_ff]
-    std::vector<float> up;     // [kChunk, n_ff]
+    int64_t capacity = 0;      // tokens the buffers below hold
+    std::vector<float> x;      // [capacity, n_embd] residual stream
+    std::vector<float> h;      // [capacity, n_embd] normed input
+    std::vector<float> q;      // [capacity, q_dim]
+    std::vector<float> k;      // [capacity, kv_dim]
+    std::vector<float> v;      // [capacity, kv_dim]
+    std::vector<float> attn;   // [capacity, q_dim]
+    std::vector<float> proj;   // [capacity, n_embd]
+    std::vector<float> gate;   // [capacity, n_ff]
+    std::vector<float> up;     // [capacity, n_ff]
     std::vector<uint8_t> scratch;  // matmul activation quantization
     RopeTable rope;
+
+    // Grows (never shrinks) so steady-state steps allocate nothing.
+    void reserve(const ModelConfig& c, int64_t n) {
+        if (n <= capacity) return;
+        capacity = n;
+        x.resize(n * c.n_embd);
+        h.resize(n * c.n_embd);
+        q.resize(n * c.q_dim());
+        k.resize(n * c.kv_dim());
+        v.resize(n * c.kv_dim());
+        attn.resize(n * c.q_dim());
+        proj.resize(n * c.n_embd);
+        gate.resize(n * c.n_ff);
+        up.resize(n * c.n_ff);
+    }
 };
 
 Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
     : file_(std::move(file)), config_(std::move(config)), weights_(std::move(weights)),
-      ws_(std::make_unique<Workspace>()) {
-    const auto& c = config_;
-    ws_->x.resize(kChunk * c.n_embd);
-    ws_->h.resize(kChunk * c.n_embd);
-    ws_->q.resize(kChunk * c.q_dim());
-    ws_->k.resize(kChunk * c.kv_dim());
-    ws_->v.resize(kChunk * c.kv_dim());
-    ws_->attn.resize(kChunk * c.q_dim());
-    ws_->proj.resize(kChunk * c.n_embd);
-    ws_->gate.resize(kChunk * c.n_ff);
-    ws_->up.resize(kChunk * c.n_ff);
-}
+      ws_(std::make_unique<Workspace>()) {}
 
 Model::~Model() = default;
 
@@ -74,63 +80,67 @@ KvCache Model::make_kv_cache(int64_t n_ctx, int block_size) const {
 Status Model::forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
                       std::vector<float>& logits, ThreadPool& pool) {
     if (tokens.empty()) return Status::error("forward: no tokens");
-    for (int32_t t : tokens) {
-        if (t < 0 || t >= config_.n_vocab) {
-            return Status::error("token id " + std::to_string(t) + " is out of range [0, " +
-                                 std::to_string(config_.n_vocab) + ")");
-        }
-    }
     if (!seq.reserve(cache, static_cast<int64_t>(tokens.size()))) {
         return Status::error("KV cache is full (context of " +
                              std::to_string(static_cast<int64_t>(cache.n_blocks()) * cache.block_size()) +
                              " tokens)");
     }
-    const int64_t n_vocab = config_.n_vocab;
-    logits.resize(static_cast<size_t>((all_logits ? tokens.size() : 1) * n_vocab));
+    const size_t n_vocab = static_cast<size_t>(config_.n_vocab);
+    logits.resize((all_logits ? tokens.size() : 1) * n_vocab);
+    Batch batch;
     std::vector<float> chunk_logits;
     for (size_t start = 0; start < tokens.size(); start += kChunk) {
         const size_t n = std::min<size_t>(kChunk, tokens.size() - start);
         const bool last_chunk = start + n == tokens.size();
-        if (!all_logits && !last_chunk) {
-            forward_chunk(cache, seq, tokens.subspan(start, n), false, chunk_logits, pool);
-            continue;
+        batch.clear();
+        batch.add(seq.block_table.data(), seq.n_tokens, tokens.subspan(start, n), last_chunk, all_logits);
+        TS_RETURN_IF_ERROR(forward_batch(batch, cache, chunk_logits, pool));
+        seq.n_tokens += static_cast<int64_t>(n);
+        if (all_logits || last_chunk) {
+            std::copy(chunk_logits.begin(), chunk_logits.end(), logits.data() + (all_logits ? start * n_vocab : 0));
         }
-        forward_chunk(cache, seq, tokens.subspan(start, n), all_logits, chunk_logits, pool);
-        float* dst = all_logits ? logits.data() + start * n_vocab : logits.data();
-        std::copy(chunk_logits.begin(), chunk_logits.end(), dst);
     }
     return Status();
 }
 
-void Model::forward_chunk(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
-                          std::vector<float>& logits, ThreadPool& pool) {
+Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool) {
     const auto& c = config_;
-    const int64_t n = static_cast<int64_t>(tokens.size());
-    const int64_t pos0 = seq.n_tokens;
+    const auto n = static_cast<int64_t>(batch.tokens.size());
+    if (n == 0) return Status::error("forward: empty batch");
+    for (int32_t t : batch.tokens) {
+        if (t < 0 || t >= c.n_vocab) {
+            return Status::error("token id " + std::to_string(t) + " is out of range [0, " +
+                                 std::to_string(c.n_vocab) + ")");
+        }
+    }
     Workspace& ws = *ws_;
+    ws.reserve(c, n);
     for (int64_t t = 0; t < n; ++t) {
         embedding_row(weights_.token_embd.type, weights_.token_embd.data, weights_.token_embd.row_bytes,
-                      tokens[t], c.n_embd, ws.x.data() + t * c.n_embd);
+                      batch.tokens[t], c.n_embd, ws.x.data() + t * c.n_embd);
     }
     for (int l = 0; l < c.n_layer; ++l) {
-        attention_layer(l, cache, seq, pos0, n, pool);
+        attention_layer(l, batch, cache, pool);
         ffn_layer(l, n, pool);
     }
-    seq.n_tokens += n;
-
-    // Only the rows whose logits are wanted go through the (large) output head.
-    const int64_t first = all_logits ? 0 : n - 1;
-    const int64_t n_out = n - first;
-    rmsnorm(ws.x.data() + first * c.n_embd, weights_.output_norm, ws.h.data(), n_out, c.n_embd, c.norm_eps);
+    // Only rows whose logits are wanted go through the (large) output head.
+    int64_t n_out = 0;
+    for (int64_t t = 0; t < n; ++t) {
+        if (!batch.want_logits[t]) continue;
+        rmsnorm(ws.x.data() + t * c.n_embd, weights_.output_norm, ws.h.data() + n_out * c.n_embd, 1, c.n_embd,
+                c.norm_eps);
+        ++n_out;
+    }
     logits.resize(static_cast<size_t>(n_out * c.n_vocab));
-    matmul(weights_.output, ws.h.data(), n_out, logits.data(), pool, ws.scratch);
+    if (n_out > 0) matmul(weights_.output, ws.h.data(), n_out, logits.data(), pool, ws.scratch);
+    return Status();
 }
 
-void Model::attention_layer(int layer, KvCache& cache, const SequenceKv& seq, int64_t pos0, int64_t n,
-                            ThreadPool& pool) {
+void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, ThreadPool& pool) {
     const auto& c = config_;
     const LayerWeights& w = weights_.layers[layer];
     Workspace& ws = *ws_;
+    const auto n = static_cast<int64_t>(batch.tokens.size());
     rmsnorm(ws.x.data(), w.attn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
     matmul(w.wq, ws.h.data(), n, ws.q.data(), pool, ws.scratch);
     matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
@@ -139,6 +149,10 @@ void Model::attention_layer(int layer, KvCache& cache, const SequenceKv& seq, in
     float* k_pool = cache.k_pool(layer);
     float* v_pool = cache.v_pool(layer);
     const int bs = cache.block_size();
+    auto position = [&](int64_t t) {
+        const BatchSequence& s = batch.seqs[batch.seq_of[t]];
+        return s.pos0 + (t - s.first);
+    };
     for (int64_t t = 0; t < n; ++t) {
         float* q = ws.q.data() + t * c.q_dim();
         float* k = ws.k.data() + t * c.kv_dim();
@@ -148,20 +162,26 @@ void Model::attention_layer(int layer, KvCache& cache, const SequenceKv& seq, in
             add_inplace(k, w.bk, c.kv_dim());
             add_inplace(v, w.bv, c.kv_dim());
         }
-        rope_table(c.rope, pos0 + t, ws.rope);
+        const int64_t pos = position(t);
+        rope_table(c.rope, pos, ws.rope);
         rope_apply(c.rope, ws.rope, q, c.n_head, c.head_dim);
         rope_apply(c.rope, ws.rope, k, c.n_head_kv, c.head_dim);
-        const int64_t pos = pos0 + t;
-        const int64_t slot = static_cast<int64_t>(seq.block_table[pos / bs]) * bs + pos % bs;
+        const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;
+        const int64_t slot = static_cast<int64_t>(table[pos / bs]) * bs + pos % bs;
         std::copy(k, k + c.kv_dim(), k_pool + slot * c.kv_dim());
         std::copy(v, v + c.kv_dim(), v_pool + slot * c.kv_dim());
     }
 
+    // One work item per (token, head): a single decode token still spreads
+    // over every core.
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-    const PagedKv kv{k_pool, v_pool, seq.block_table.data(), bs, c.kv_dim()};
-    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            attend_one(shape, kv, ws.q.data() + t * c.q_dim(), pos0 + t + 1, ws.attn.data() + t * c.q_dim());
+    pool.parallel_for(n * c.n_head, [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t t = item / c.n_head;
+            const int head = static_cast<int>(item % c.n_head);
+            const PagedKv kv{k_pool, v_pool, batch.seqs[batch.seq_of[t]].block_table, bs, c.kv_dim()};
+            const int64_t off = t * c.q_dim() + static_cast<int64_t>(head) * c.head_dim;
+            attend_head(shape, kv, ws.q.data() + off, head, position(t) + 1, ws.attn.data() + off);
         }
     });
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), pool, ws.scratch);

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "model/batch.h"
 #include "model/kv_cache.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
@@ -37,13 +38,16 @@ public:
     Status forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
                    std::vector<float>& logits, ThreadPool& pool);
 
+    // One pass over a ragged multi-sequence batch; every sequence's block
+    // table must already cover its positions. K/V of the batch tokens are
+    // written to `cache`; logits rows ([n_outputs, n_vocab], token order)
+    // for tokens with want_logits. Errors: token id out of range.
+    Status forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool);
+
 private:
     Model(GgufFile file, ModelConfig config, ModelWeights weights);
     struct Workspace;
-    void forward_chunk(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
-                       std::vector<float>& logits, ThreadPool& pool);
-    void attention_layer(int layer, KvCache& cache, const SequenceKv& seq, int64_t pos0, int64_t n,
-                         ThreadPool& pool);
+    void attention_layer(int layer, const Batch& batch, KvCache& cache, ThreadPool& pool);
     void ffn_layer(int layer, int64_t n, ThreadPool& pool);
 
     GgufFile file_;

@@ -1,0 +1,101 @@
+// Radix prefix cache (RadixAttention): a tree of block-aligned token runs, one
+// KV block per node, shared by every sequence whose prompt starts the same way.
+// Speaks token ids and block ids only; engine thread only, so no locks.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cache/block_pool.h"
+
+namespace tessera {
+
+// Hash of one block's token run. It only narrows the child lookup: the cache
+// always compares the full run, so a weak or colliding hash costs speed, never
+// correctness (tests inject a constant hash to prove it).
+using BlockHashFn = uint64_t (*)(std::span<const int32_t> run);
+uint64_t default_block_hash(std::span<const int32_t> run);
+
+class PrefixCache {
+public:
+    struct Match {
+        std::vector<int32_t> blocks;  // one reference each, owned by the caller
+        int64_t n_tokens = 0;         // blocks.size() * block_size
+    };
+
+    // `pool` must outlive the cache: the destructor returns the cache's refs.
+    PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash = default_block_hash);
+    ~PrefixCache();
+    PrefixCache(const PrefixCache&) = delete;
+    PrefixCache& operator=(const PrefixCache&) = delete;
+
+    // Longest cached prefix of `tokens` made of whole blocks within the
+    // isolation domain `salt`. Takes a reference on every returned block for
+    // the caller, who later drops it with pool.unref(). Touches LRU times.
+    Match match(std::span<const int32_t> tokens, uint64_t salt);
+
+    // Stores full blocks: tokens.size() == blocks.size() * block_size, blocks[i]
+    // holding the KV of tokens[i*bs, (i+1)*bs) after tokens[0, i*bs). Runs
+    // already cached keep their existing block (no ref on the duplicate); each
+    // newly stored block gets one reference owned by the cache.
+    void insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks, uint64_t salt);
+
+    // Frees up to `n_blocks` blocks only the cache references, least recently
+    // used leaves first; a parent whose children all went becomes a leaf and
+    // may follow. Returns the number of blocks freed.
+    int32_t evict(int32_t n_blocks);
+
+    // How many blocks evict() could free right now: nodes whose own block and
+    // every descendant's block are referenced by the cache alone. O(nodes),
+    // because callers change ref counts through the pool, unseen by the cache.
+    int32_t evictable_blocks() const;
+
+    int64_t n_nodes() const { return n_nodes_; }  // cached blocks (roots excluded)
+    int32_t block_size() const { return block_size_; }
+
+    // Drops every entry and the cache's reference on each stored block.
+    void clear();
+
+private:
+    struct Node {
+        int32_t parent = -1;       // -1 for a root
+        int32_t block = -1;        // -1 for a root (one root per salt)
+        int32_t n_children = 0;
+        uint64_t key = 0;          // edges_ key; for a root, its salt
+        uint64_t last_access = 0;  // tick_ of the latest match/insert through it
+        bool live = false;
+    };
+    using LeafKey = std::pair<uint64_t, int32_t>;  // (last_access, node id)
+
+    std::span<const int32_t> run_of(int32_t node) const;
+    uint64_t edge_key(int32_t parent, std::span<const int32_t> run) const;
+    int32_t find_child(int32_t parent, std::span<const int32_t> run) const;
+    int32_t find_root(uint64_t salt) const;
+    int32_t get_or_create_root(uint64_t salt);
+    int32_t add_child(int32_t parent, std::span<const int32_t> run, int32_t block);
+    int32_t new_slot();
+    void free_slot(int32_t node);
+    void touch(int32_t node);
+    void remove_leaf(int32_t node);
+    bool is_leaf(int32_t node) const;
+
+    BlockPool& pool_;
+    int32_t block_size_;
+    BlockHashFn hash_;
+    uint64_t tick_ = 0;
+    int64_t n_nodes_ = 0;
+
+    std::vector<Node> nodes_;          // arena; slots reused through free_slots_
+    std::vector<int32_t> tokens_;      // [nodes_.size(), block_size] runs per slot
+    std::vector<int32_t> free_slots_;
+    std::unordered_multimap<uint64_t, int32_t> edges_;  // edge_key -> child node
+    std::unordered_map<uint64_t, int32_t> roots_;       // salt -> root node
+    std::set<LeafKey> leaves_;                          // non-root leaves, LRU first
+    std::vector<int32_t> node_of_block_;                // [pool.n_blocks()], -1 if uncached
+};
+
+}  // namespace tessera
