@@ -92,8 +92,9 @@ public:
         std::string out;
         if (!started_) {
             started_ = true;
-            if (meta_.kind == ApiKind::Chat) {
-                for (int32_t i = 0; i < n_; ++i) out += sse_event(chunk_json(meta_, {i, "", true, FinishReason::None, nullptr}, include_usage_));
+            for (int32_t i = 0; meta_.kind == ApiKind::Chat && i < n_; ++i) {
+                const ChunkPart role{i, "", true, FinishReason::None, nullptr};
+                out += sse_event(chunk_json(meta_, role, include_usage_));
             }
         }
         if (auto ev = handle_->next(kPollInterval)) out += render(*ev);
@@ -111,13 +112,14 @@ private:
     std::string render(const StreamEvent& ev) {
         TS_CHECK(ev.index >= 0 && ev.index < n_);
         if (ev.finish != FinishReason::None) add_final_counts(ev, usage_);
-        if (ev.finish == FinishReason::Error) return sse_event(internal_error("Generation failed: " + ev.error).to_json());
+        if (ev.finish == FinishReason::Error) {
+            return sse_event(internal_error("Generation failed: " + ev.error).to_json());
+        }
         if (ev.text.empty() && ev.logprobs.empty() && ev.finish == FinishReason::None) return "";
         ChunkPart part{ev.index, ev.text, false, ev.finish, nullptr};
-        if (meta_.logprobs) {
-            part.logprobs = meta_.kind == ApiKind::Chat
-                                ? chat_logprobs_json(ev.logprobs, piece_)
-                                : completion_logprobs_json(ev.logprobs, piece_, offsets_[static_cast<size_t>(ev.index)]);
+        if (meta_.logprobs && meta_.kind == ApiKind::Chat) part.logprobs = chat_logprobs_json(ev.logprobs, piece_);
+        if (meta_.logprobs && meta_.kind == ApiKind::Completion) {
+            part.logprobs = completion_logprobs_json(ev.logprobs, piece_, offsets_[static_cast<size_t>(ev.index)]);
         }
         return sse_event(chunk_json(meta_, part, include_usage_));
     }

@@ -121,7 +121,8 @@ void add_routes(State& st) {
     http.Post("/v1/chat/completions", gen(ApiKind::Chat));
     http.Post("/v1/completions", gen(ApiKind::Completion));
     http.Get("/v1/models", authed(st, [&st](const httplib::Request&, httplib::Response& r) { handle_models(st, r); }));
-    http.Post("/tokenize", authed(st, [&st](const httplib::Request& q, httplib::Response& r) { handle_tokenize(st, q, r); }));
+    http.Post("/tokenize",
+              authed(st, [&st](const httplib::Request& q, httplib::Response& r) { handle_tokenize(st, q, r); }));
     http.Post("/detokenize",
               authed(st, [&st](const httplib::Request& q, httplib::Response& r) { handle_detokenize(st, q, r); }));
     http.Get("/health", [](const httplib::Request&, httplib::Response& r) { send_json(r, 200, {{"status", "ok"}}); });
