@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "core/thread_pool.h"
+#include "engine/request.h"
 #include "model/model.h"
 #include "sample/sampling_params.h"
 #include "tokenizer/tokenizer.h"
@@ -25,8 +26,6 @@ struct GenerateOptions {
     SamplingParams sampling;
     int64_t n_ctx = 0;  // 0: the model's training context
 };
-
-enum class FinishReason { Stop, Length };
 
 struct GenerateResult {
     std::vector<int32_t> tokens;  // generated ids (stop-string tokens included)

@@ -1,30 +1,27 @@
 // Block pool bookkeeping for the KV cache.
 #include "model/kv_cache.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace tessera {
 
 KvCache::KvCache(int n_layer, int kv_dim, int n_blocks, int block_size)
-    : n_layer_(n_layer), kv_dim_(kv_dim), n_blocks_(n_blocks), block_size_(block_size) {
+    : n_layer_(n_layer), kv_dim_(kv_dim), n_blocks_(n_blocks), block_size_(block_size), blocks_(n_blocks) {
     TS_CHECK(n_layer > 0 && kv_dim > 0 && n_blocks > 0 && block_size > 0);
     const size_t n = static_cast<size_t>(n_layer) * n_blocks * block_size * kv_dim;
     k_.assign(n, 0.0f);
     v_.assign(n, 0.0f);
-    free_.reserve(n_blocks);
-    for (int b = n_blocks - 1; b >= 0; --b) free_.push_back(b);
 }
 
-int KvCache::allocate_block() {
-    if (free_.empty()) return -1;
-    int b = free_.back();
-    free_.pop_back();
-    return b;
-}
-
-void KvCache::release_block(int block) {
-    TS_CHECK(block >= 0 && block < n_blocks_);
-    free_.push_back(block);
+void KvCache::copy_block(int32_t src, int32_t dst) {
+    TS_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_);
+    const size_t rows = static_cast<size_t>(block_size_) * kv_dim_;
+    for (int l = 0; l < n_layer_; ++l) {
+        std::copy(k_pool(l) + src * rows, k_pool(l) + (src + 1) * rows, k_pool(l) + dst * rows);
+        std::copy(v_pool(l) + src * rows, v_pool(l) + (src + 1) * rows, v_pool(l) + dst * rows);
+    }
 }
 
 bool SequenceKv::reserve(KvCache& cache, int64_t extra) {
@@ -33,12 +30,12 @@ bool SequenceKv::reserve(KvCache& cache, int64_t extra) {
     const int64_t missing = need_blocks - static_cast<int64_t>(block_table.size());
     if (missing <= 0) return true;
     if (missing > cache.free_blocks()) return false;
-    for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.allocate_block());
+    for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.blocks().allocate());
     return true;
 }
 
 void SequenceKv::release(KvCache& cache) {
-    for (int32_t b : block_table) cache.release_block(b);
+    for (int32_t b : block_table) cache.blocks().unref(b);
     block_table.clear();
     n_tokens = 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cache/block_pool.h"
 #include "core/status.h"
 
 namespace tessera {
@@ -26,10 +27,14 @@ public:
     const float* k_pool(int layer) const { return k_.data() + pool_offset(layer); }
     const float* v_pool(int layer) const { return v_.data() + pool_offset(layer); }
 
-    // Free-list allocation of whole blocks.
-    int free_blocks() const { return static_cast<int>(free_.size()); }
-    int allocate_block();  // -1 when none is free
-    void release_block(int block);
+    // Reference-counted allocation of whole blocks (shared blocks: prefix
+    // cache, parallel choices).
+    BlockPool& blocks() { return blocks_; }
+    const BlockPool& blocks() const { return blocks_; }
+    int free_blocks() const { return blocks_.n_free(); }
+
+    // Copies every layer's K/V rows of block `src` into `dst` (copy-on-write).
+    void copy_block(int32_t src, int32_t dst);
 
 private:
     size_t pool_offset(int layer) const {
@@ -38,7 +43,7 @@ private:
     int n_layer_, kv_dim_, n_blocks_, block_size_;
     std::vector<float> k_;  // [n_layer, n_blocks * block_size, kv_dim]
     std::vector<float> v_;  // [n_layer, n_blocks * block_size, kv_dim]
-    std::vector<int> free_;
+    BlockPool blocks_;
 };
 
 // The positions of one sequence and the blocks that hold them.
@@ -49,6 +54,7 @@ struct SequenceKv {
     // Ensures blocks exist for positions [0, n_tokens + extra); false if the
     // cache ran out of blocks (nothing is allocated then).
     bool reserve(KvCache& cache, int64_t extra);
+    // Drops this sequence's references to its blocks.
     void release(KvCache& cache);
 };
 

@@ -1,6 +1,7 @@
 // A loaded model: the GGUF mapping, its config and weight views, and the
 // forward pass. Forward runs a run of tokens of one sequence, appends their
-// K/V to the sequence's blocks and returns logits.
+// K/V to the sequence's blocks and returns logits. One forward at a time: the
+// activation workspace is shared (the engine thread owns the model).
 #pragma once
 
 #include <cstdint>

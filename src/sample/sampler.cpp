@@ -66,16 +66,25 @@ void Sampler::reset() {
     rng_.seed(params_.seed);
 }
 
-std::vector<std::pair<int32_t, float>> top_logprobs(std::span<const float> logits, int k) {
-    const size_t n = logits.size();
-    const size_t keep = static_cast<size_t>(std::clamp<int64_t>(k, 0, static_cast<int64_t>(n)));
-    if (keep == 0) return {};
+double log_partition(std::span<const float> logits) {
     float max_l = -std::numeric_limits<float>::infinity();
     for (float l : logits) max_l = std::max(max_l, l);
     TS_CHECK_MSG(std::isfinite(max_l), "logits have no finite maximum");
     double sum = 0.0;
     for (float l : logits) sum += std::exp(static_cast<double>(l) - max_l);
-    const double log_z = max_l + std::log(sum);
+    return max_l + std::log(sum);
+}
+
+float token_logprob(std::span<const float> logits, int32_t token) {
+    TS_CHECK(token >= 0 && static_cast<size_t>(token) < logits.size());
+    return static_cast<float>(logits[static_cast<size_t>(token)] - log_partition(logits));
+}
+
+std::vector<std::pair<int32_t, float>> top_logprobs(std::span<const float> logits, int k) {
+    const size_t n = logits.size();
+    const size_t keep = static_cast<size_t>(std::clamp<int64_t>(k, 0, static_cast<int64_t>(n)));
+    if (keep == 0) return {};
+    const double log_z = log_partition(logits);
 
     // Min-heap (by "better") of the best `keep` tokens seen so far.
     auto better = [&](int32_t a, int32_t b) {

@@ -52,4 +52,8 @@ private:
 // [0, logits.size()]. For the server's `logprobs`.
 std::vector<std::pair<int32_t, float>> top_logprobs(std::span<const float> logits, int k);
 
+// log-softmax of the raw logits at `token`, and the log of the partition sum.
+float token_logprob(std::span<const float> logits, int32_t token);
+double log_partition(std::span<const float> logits);
+
 }  // namespace tessera

@@ -1,0 +1,50 @@
+// Per-choice output state on the engine thread: the sampler, incremental
+// detokenizer and stop-string matcher of one sequence, plus its timing.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/request.h"
+#include "engine/request_handle.h"
+#include "sample/sampler.h"
+#include "sample/stop_strings.h"
+#include "sched/sequence.h"
+#include "tokenizer/detokenizer.h"
+
+namespace tessera {
+
+struct RequestState {
+    GenerationRequest request;
+    std::shared_ptr<RequestHandle> handle;
+    std::chrono::steady_clock::time_point submitted;
+};
+
+struct Choice {
+    Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab)
+        : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
+          stops(req->request.stop), detok(tok) {}
+
+    std::shared_ptr<RequestState> req;
+    int32_t index;
+    Sequence seq;
+    Sampler sampler;
+    StopStringMatcher stops;
+    IncrementalDetokenizer detok;
+    std::vector<std::unique_ptr<Choice>> pending_forks;  // choices 1..n-1 until choice 0's prefill is done
+    int32_t n_generated = 0;
+    std::vector<int32_t> unsent_tokens;                  // tokens whose text is still held back
+    std::vector<TokenLogprob> unsent_logprobs;
+    std::chrono::steady_clock::time_point last_token;
+    bool done = false;
+
+private:
+    // Choices of one request draw from different random streams.
+    static SamplingParams seeded(SamplingParams p, int32_t idx) {
+        p.seed += static_cast<uint64_t>(idx);
+        return p;
+    }
+};
+
+}  // namespace tessera

@@ -1,0 +1,398 @@
+// The engine thread: take submitted requests, schedule a step, run one
+// batched forward pass, sample every sequence that reached its end, stream
+// the text out, and retire finished or cancelled sequences.
+#include "engine/engine.h"
+
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "core/check.h"
+#include "engine/choice.h"
+#include "sample/sampler.h"
+#include "sched/scheduler.h"
+
+namespace tessera {
+namespace {
+
+constexpr const char* kOverloaded = "server overloaded: ";
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+int64_t kv_blocks_for(const ModelConfig& c, const EngineOptions& o) {
+    const int64_t block_bytes = 2ll * c.n_layer * o.block_size * c.kv_dim() * static_cast<int64_t>(sizeof(float));
+    const int64_t blocks = o.kv_memory_bytes > 0 ? o.kv_memory_bytes / block_bytes
+                                                 : (o.ctx_size + o.block_size - 1) / o.block_size;
+    return std::max<int64_t>(blocks, 1);
+}
+
+}  // namespace
+
+bool is_overloaded(const Status& status) {
+    return !status.ok() && status.message().rfind(kOverloaded, 0) == 0;
+}
+
+class Engine::Impl {
+public:
+    Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options)
+        : model_(model), tokenizer_(tokenizer), options_(options),
+          cache_(model.config().n_layer, model.config().kv_dim(),
+                 static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size),
+          scheduler_(cache_, SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache}),
+          pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+        const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
+        const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
+        max_context_ = std::min(model_ctx, capacity);
+        metrics_.kv_blocks_total = cache_.n_blocks();
+        last_progress_ns_ = now_ns();
+        thread_ = std::thread([this] { loop(); });
+    }
+
+    ~Impl() {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+
+    Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
+    const Tokenizer& tokenizer() const { return tokenizer_; }
+    const ModelConfig& config() const { return model_.config(); }
+    const EngineOptions& options() const { return options_; }
+    const EngineMetrics& metrics() const { return metrics_; }
+    int64_t max_context() const { return max_context_; }
+    bool healthy(std::chrono::milliseconds stall) const {
+        if (!busy_.load(std::memory_order_relaxed)) return true;
+        return now_ns() - last_progress_ns_.load(std::memory_order_relaxed) <
+               std::chrono::duration_cast<std::chrono::nanoseconds>(stall).count();
+    }
+
+private:
+    void loop();
+    void take_incoming(std::deque<std::shared_ptr<RequestState>>& incoming);
+    void start_request(std::shared_ptr<RequestState> state);
+    void step();
+    void handle_cancellations();
+    void process_logits(Choice& choice, const float* logits);
+    void fork_siblings(Choice& leader, const float* logits);
+    void track(std::unique_ptr<Choice> choice);
+    void on_token(Choice& choice, const float* logits, int32_t token);
+    void emit(Choice& choice, std::string text);
+    void finish(Choice& choice, FinishReason reason, const std::string& error = {});
+    void retire_done();
+
+    Model& model_;
+    const Tokenizer& tokenizer_;
+    EngineOptions options_;
+    EngineMetrics metrics_;
+    KvCache cache_;
+    Scheduler scheduler_;
+    ThreadPool pool_;
+    int64_t max_context_ = 0;
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::shared_ptr<RequestState>> incoming_;
+    bool stop_ = false;
+    uint64_t next_id_ = 1;
+
+    std::atomic<int64_t> last_progress_ns_{0};
+    std::atomic<bool> busy_{false};
+    std::list<std::unique_ptr<Choice>> choices_;  // engine thread only
+    std::unordered_map<const Sequence*, Choice*> owner_;  // scheduler sequence -> its choice
+    Batch batch_;
+    std::vector<float> logits_;
+    std::thread thread_;
+};
+
+Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest request) {
+    const int32_t n_vocab = model_.config().n_vocab;
+    if (request.prompt.empty()) return Status::error("the prompt is empty");
+    for (int32_t t : request.prompt) {
+        if (t < 0 || t >= n_vocab) return Status::error("prompt token id " + std::to_string(t) + " is out of range");
+    }
+    if (static_cast<int64_t>(request.prompt.size()) >= max_context_) {
+        return Status::error("the prompt has " + std::to_string(request.prompt.size()) +
+                             " tokens; the context holds " + std::to_string(max_context_));
+    }
+    if (request.n < 1 || request.n > 128) return Status::error("n must be between 1 and 128");
+    if (request.max_tokens < 1) return Status::error("max_tokens must be at least 1");
+    if (request.top_logprobs > 20) return Status::error("top_logprobs must be at most 20");
+    for (int32_t t : request.stop_token_ids) {
+        if (t < 0 || t >= n_vocab) return Status::error("stop token id " + std::to_string(t) + " is out of range");
+    }
+    TS_RETURN_IF_ERROR(request.sampling.validate(n_vocab));
+
+    auto state = std::make_shared<RequestState>();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) return Status::error(std::string(kOverloaded) + "the engine is shutting down");
+        const int64_t queued = static_cast<int64_t>(incoming_.size()) + metrics_.waiting.load();
+        if (queued >= options_.max_waiting) {
+            metrics_.requests_rejected.fetch_add(1, std::memory_order_relaxed);
+            return Status::error(std::string(kOverloaded) + std::to_string(queued) + " requests are waiting");
+        }
+        state->handle = std::make_shared<RequestHandle>(next_id_++, request.n);
+        state->request = std::move(request);
+        state->submitted = std::chrono::steady_clock::now();
+        incoming_.push_back(state);
+    }
+    cv_.notify_one();
+    return state->handle;
+}
+
+void Engine::Impl::loop() {
+    std::deque<std::shared_ptr<RequestState>> incoming;
+    while (true) {
+        {
+            std::unique_lock<std::mutex> lock(mu_);
+            cv_.wait_for(lock, std::chrono::milliseconds(50),
+                         [&] { return stop_ || !incoming_.empty() || !scheduler_.idle(); });
+            if (stop_) break;
+            incoming.swap(incoming_);
+        }
+        take_incoming(incoming);
+        handle_cancellations();
+        busy_.store(!scheduler_.idle(), std::memory_order_relaxed);
+        if (!scheduler_.idle()) step();
+        retire_done();
+        last_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+        metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
+        metrics_.running = static_cast<int64_t>(scheduler_.n_running());
+        metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
+    }
+    for (auto& c : choices_) finish(*c, FinishReason::Cancelled);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        incoming.swap(incoming_);
+    }
+    for (auto& state : incoming) {
+        for (int32_t i = 0; i < state->request.n; ++i) {
+            StreamEvent e;
+            e.index = i;
+            e.finish = FinishReason::Cancelled;
+            state->handle->push(std::move(e));
+        }
+    }
+    retire_done();
+}
+
+void Engine::Impl::take_incoming(std::deque<std::shared_ptr<RequestState>>& incoming) {
+    while (!incoming.empty()) {
+        start_request(std::move(incoming.front()));
+        incoming.pop_front();
+    }
+}
+
+void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
+    const int32_t n_vocab = model_.config().n_vocab;
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab);
+    for (int32_t i = 1; i < state->request.n; ++i) {
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab));
+    }
+    Sequence& seq = leader->seq;
+    seq.id = state->handle->id();
+    seq.arrival = seq.id;
+    seq.tokens = state->request.prompt;
+    seq.n_prompt = static_cast<int64_t>(seq.tokens.size());
+    seq.cache_salt = state->request.cache_salt;
+    for (int32_t t : seq.tokens) leader->sampler.accept(t);
+    metrics_.prompt_tokens.fetch_add(static_cast<uint64_t>(seq.n_prompt), std::memory_order_relaxed);
+    scheduler_.add(&seq);
+    track(std::move(leader));
+}
+
+void Engine::Impl::track(std::unique_ptr<Choice> choice) {
+    owner_[&choice->seq] = choice.get();
+    choices_.push_back(std::move(choice));
+}
+
+void Engine::Impl::handle_cancellations() {
+    for (auto& c : choices_) {
+        if (!c->done && c->req->handle->cancelled()) finish(*c, FinishReason::Cancelled);
+    }
+}
+
+void Engine::Impl::step() {
+    ScheduleOutput out = scheduler_.schedule();
+    metrics_.preemptions.fetch_add(static_cast<uint64_t>(out.n_preempted), std::memory_order_relaxed);
+    if (out.runs.empty()) {
+        // Nothing runs and the first waiting sequence could not be admitted
+        // into an empty cache: it never will be.
+        Sequence* stuck = scheduler_.n_running() == 0 ? scheduler_.front_waiting() : nullptr;
+        if (stuck) finish(*owner_.at(stuck), FinishReason::Error, "the request does not fit in the KV cache");
+        return;
+    }
+    batch_.clear();
+    std::vector<Choice*> owners;
+    owners.reserve(out.runs.size());
+    for (const ScheduledRun& r : out.runs) {
+        const Sequence& s = *r.seq;
+        batch_.add(s.block_table.data(), s.n_computed,
+                   std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)), r.logits);
+        owners.push_back(owner_.at(r.seq));
+    }
+    Status st = model_.forward_batch(batch_, cache_, logits_, pool_);
+    metrics_.steps.fetch_add(1, std::memory_order_relaxed);
+    if (!st.ok()) {
+        for (Choice* c : owners) finish(*c, FinishReason::Error, st.message());
+        return;
+    }
+    scheduler_.commit(out);
+    const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    size_t row = 0;
+    for (size_t k = 0; k < out.runs.size(); ++k) {
+        if (!out.runs[k].logits) continue;
+        process_logits(*owners[k], logits_.data() + row * n_vocab);
+        ++row;
+    }
+}
+
+void Engine::Impl::process_logits(Choice& choice, const float* logits) {
+    if (choice.done) return;
+    if (!choice.pending_forks.empty()) fork_siblings(choice, logits);
+    const int32_t n_vocab = model_.config().n_vocab;
+    on_token(choice, logits, choice.sampler.sample(std::span<const float>(logits, static_cast<size_t>(n_vocab))));
+}
+
+// Choices 1..n-1 start from choice 0's computed prompt: they share its blocks
+// (copy-on-write on the partial last one) and sample from the same logits.
+void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
+    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    std::vector<std::unique_ptr<Choice>> forks = std::move(leader.pending_forks);
+    leader.pending_forks.clear();
+    for (auto& f : forks) {
+        f->seq = leader.seq;
+        for (int32_t b : f->seq.block_table) cache_.blocks().ref(b);
+        for (int32_t t : f->seq.tokens) f->sampler.accept(t);
+        scheduler_.add_running(&f->seq);
+        Choice& fork = *f;
+        track(std::move(f));
+        on_token(fork, logits, fork.sampler.sample(std::span<const float>(logits, n_vocab)));
+    }
+}
+
+void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) {
+    const GenerationRequest& req = choice.req->request;
+    const auto now = std::chrono::steady_clock::now();
+    if (choice.n_generated == 0) {
+        metrics_.ttft.observe(seconds_between(choice.req->submitted, now));
+    } else {
+        metrics_.inter_token.observe(seconds_between(choice.last_token, now));
+    }
+    choice.last_token = now;
+    choice.sampler.accept(token);
+    choice.seq.tokens.push_back(token);
+    ++choice.n_generated;
+    metrics_.generated_tokens.fetch_add(1, std::memory_order_relaxed);
+
+    const bool stop_token = std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), token) !=
+                            req.stop_token_ids.end();
+    if ((!req.ignore_eos && tokenizer_.is_eog(token)) || stop_token) {
+        finish(choice, FinishReason::Stop);
+        return;
+    }
+    choice.unsent_tokens.push_back(token);
+    if (req.top_logprobs >= 0) {
+        const auto n = static_cast<size_t>(model_.config().n_vocab);
+        const std::span<const float> row(logits, n);
+        TokenLogprob lp;
+        lp.token = token;
+        lp.top = top_logprobs(row, std::max(req.top_logprobs, 1));
+        lp.logprob = token_logprob(row, token);
+        if (req.top_logprobs == 0) lp.top.clear();
+        choice.unsent_logprobs.push_back(std::move(lp));
+    }
+    auto piece = choice.stops.push(choice.detok.push(token));
+    if (!piece.emit.empty()) emit(choice, std::move(piece.emit));
+    if (piece.stopped) {
+        finish(choice, FinishReason::Stop);
+    } else if (choice.n_generated >= req.max_tokens ||
+               static_cast<int64_t>(choice.seq.tokens.size()) >= max_context_) {
+        finish(choice, FinishReason::Length);
+    }
+}
+
+void Engine::Impl::emit(Choice& choice, std::string text) {
+    StreamEvent e;
+    e.index = choice.index;
+    e.text = std::move(text);
+    e.tokens = std::move(choice.unsent_tokens);
+    e.logprobs = std::move(choice.unsent_logprobs);
+    choice.unsent_tokens.clear();
+    choice.unsent_logprobs.clear();
+    choice.req->handle->push(std::move(e));
+}
+
+void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string& error) {
+    if (choice.done) return;
+    choice.done = true;
+    StreamEvent e;
+    e.index = choice.index;
+    if (!choice.stops.stopped() && reason != FinishReason::Error) {
+        auto tail = choice.stops.push(choice.detok.flush());
+        e.text = std::move(tail.emit);
+        if (!tail.stopped) e.text += choice.stops.flush();
+    }
+    e.tokens = std::move(choice.unsent_tokens);
+    e.logprobs = std::move(choice.unsent_logprobs);
+    e.finish = reason;
+    e.error = error;
+    e.prompt_tokens = choice.seq.n_prompt;
+    e.completion_tokens = choice.n_generated;
+    e.cached_tokens = choice.seq.n_cached;
+    choice.req->handle->push(std::move(e));
+    metrics_.e2e_latency.observe(seconds_between(choice.req->submitted, std::chrono::steady_clock::now()));
+    if (choice.index == 0) metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
+    if (choice.seq.status != SeqStatus::Finished) {
+        if (reason != FinishReason::Error) scheduler_.cache_blocks(choice.seq);
+        scheduler_.remove(&choice.seq);
+    }
+    for (auto& f : choice.pending_forks) finish(*f, reason, error);
+}
+
+void Engine::Impl::retire_done() {
+    for (auto it = choices_.begin(); it != choices_.end();) {
+        if ((*it)->done) {
+            owner_.erase(&(*it)->seq);
+            it = choices_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& tokenizer, EngineOptions options) {
+    if (options.block_size < 1 || options.block_size > 256) return Status::error("block size must be 1..256");
+    if (options.max_batch_tokens < 1) return Status::error("max batch tokens must be positive");
+    if (options.max_seqs < 1) return Status::error("max sequences must be positive");
+    if (model.config().n_vocab != tokenizer.n_vocab()) {
+        return Status::error("the tokenizer has " + std::to_string(tokenizer.n_vocab()) +
+                             " tokens but the model " + std::to_string(model.config().n_vocab));
+    }
+    return std::unique_ptr<Engine>(new Engine(std::make_unique<Impl>(model, tokenizer, options)));
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+Expected<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest r) { return impl_->submit(std::move(r)); }
+const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer(); }
+const ModelConfig& Engine::model_config() const { return impl_->config(); }
+const EngineOptions& Engine::options() const { return impl_->options(); }
+const EngineMetrics& Engine::metrics() const { return impl_->metrics(); }
+int64_t Engine::max_context() const { return impl_->max_context(); }
+bool Engine::healthy(std::chrono::milliseconds stall) const { return impl_->healthy(stall); }
+
+}  // namespace tessera

@@ -1,0 +1,181 @@
+// Continuous-batching scheduler. Order of each step: running decodes first
+// (so generation keeps flowing while long prompts prefill), then running
+// prefill chunks, then FCFS admission of waiting sequences. When blocks run
+// out the prefix cache is evicted first, then the newest running sequence is
+// preempted and later recomputed.
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace tessera {
+
+Scheduler::Scheduler(KvCache& cache, SchedulerOptions options)
+    : cache_(cache), options_(options), prefix_(cache.blocks(), cache.block_size()) {}
+
+Scheduler::~Scheduler() {
+    for (Sequence* s : running_) release(*s);
+    for (Sequence* s : waiting_) release(*s);
+}
+
+void Scheduler::add(Sequence* seq) {
+    seq->status = SeqStatus::Waiting;
+    waiting_.push_back(seq);
+}
+
+void Scheduler::add_running(Sequence* seq) {
+    seq->status = SeqStatus::Running;
+    running_.push_back(seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+    if (seq->status == SeqStatus::Running) {
+        running_.remove(seq);
+    } else if (seq->status == SeqStatus::Waiting) {
+        waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), seq), waiting_.end());
+    }
+    release(*seq);
+    seq->status = SeqStatus::Finished;
+}
+
+void Scheduler::release(Sequence& seq) {
+    for (int32_t b : seq.block_table) cache_.blocks().unref(b);
+    seq.block_table.clear();
+    seq.n_computed = 0;
+}
+
+void Scheduler::preempt(Sequence& seq) {
+    running_.remove(&seq);
+    release(seq);
+    seq.status = SeqStatus::Waiting;
+    waiting_.push_front(&seq);  // it arrived before everything still waiting
+}
+
+bool Scheduler::allocate_with_eviction(int32_t& block) {
+    block = cache_.blocks().allocate();
+    if (block < 0 && options_.prefix_cache && prefix_.evict(8) > 0) block = cache_.blocks().allocate();
+    return block >= 0;
+}
+
+bool Scheduler::ensure_blocks(Sequence& seq, int64_t n_new) {
+    const int bs = cache_.block_size();
+    // Copy-on-write: the block receiving the next token may be shared
+    // (parallel choices fork with a common partial last block).
+    const auto first = static_cast<size_t>(seq.n_computed / bs);
+    if (first < seq.block_table.size() && cache_.blocks().ref_count(seq.block_table[first]) > 1) {
+        int32_t fresh;
+        if (!allocate_with_eviction(fresh)) return false;
+        cache_.copy_block(seq.block_table[first], fresh);
+        cache_.blocks().unref(seq.block_table[first]);
+        seq.block_table[first] = fresh;
+    }
+    const auto needed = static_cast<size_t>((seq.n_computed + n_new + bs - 1) / bs);
+    while (seq.block_table.size() < needed) {
+        int32_t b;
+        if (!allocate_with_eviction(b)) return false;
+        seq.block_table.push_back(b);
+    }
+    return true;
+}
+
+void Scheduler::admit_prefix(Sequence& seq) {
+    const auto n_lookup = static_cast<int64_t>(seq.tokens.size()) - 1;  // the last token must run for logits
+    int64_t hit = 0;
+    if (options_.prefix_cache && n_lookup > 0) {
+        PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
+        seq.block_table = std::move(m.blocks);
+        seq.n_computed = m.n_tokens;
+        hit = m.n_tokens;
+    }
+    if (!seq.admitted_once) {
+        seq.admitted_once = true;
+        seq.n_cached = std::min(hit, seq.n_prompt);
+        queried_tokens_ += static_cast<uint64_t>(seq.n_prompt);
+        hit_tokens_ += static_cast<uint64_t>(seq.n_cached);
+    }
+}
+
+ScheduleOutput Scheduler::schedule() {
+    ScheduleOutput out;
+    int64_t budget = options_.max_batch_tokens;
+    auto schedule_running = [&](bool decode_pass) {
+        for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
+            Sequence* seq = *it;
+            const bool is_decode = seq->n_uncomputed() == 1;
+            if (is_decode != decode_pass) {
+                ++it;
+                continue;
+            }
+            const int64_t n = std::min(seq->n_uncomputed(), budget);
+            bool preempted_self = false;
+            while (!ensure_blocks(*seq, n)) {
+                Sequence* victim = running_.back();
+                ++out.n_preempted;
+                if (victim == seq) {
+                    preempted_self = true;
+                    break;
+                }
+                // A victim already scheduled this step gives its tokens back.
+                for (auto r = out.runs.begin(); r != out.runs.end(); ++r) {
+                    if (r->seq == victim) {
+                        budget += r->n_tokens;
+                        out.n_tokens -= r->n_tokens;
+                        out.runs.erase(r);
+                        break;
+                    }
+                }
+                preempt(*victim);
+            }
+            if (preempted_self) {
+                preempt(*seq);
+                break;  // seq was the newest: nothing after it is left
+            }
+            out.runs.push_back({seq, static_cast<int32_t>(n), n == seq->n_uncomputed()});
+            out.n_tokens += static_cast<int32_t>(n);
+            budget -= n;
+            ++it;
+        }
+    };
+    schedule_running(true);
+    schedule_running(false);
+
+    while (!waiting_.empty() && budget > 0 && running_.size() < static_cast<size_t>(options_.max_seqs)) {
+        Sequence* seq = waiting_.front();
+        if (seq->block_table.empty()) admit_prefix(*seq);
+        const int64_t n = std::min(seq->n_uncomputed(), budget);
+        if (!ensure_blocks(*seq, n)) {
+            release(*seq);  // keep nothing while waiting for memory
+            break;
+        }
+        waiting_.pop_front();
+        seq->status = SeqStatus::Running;
+        running_.push_back(seq);
+        out.runs.push_back({seq, static_cast<int32_t>(n), n == seq->n_uncomputed()});
+        out.n_tokens += static_cast<int32_t>(n);
+        budget -= n;
+    }
+    return out;
+}
+
+void Scheduler::commit(const ScheduleOutput& out) {
+    for (const ScheduledRun& r : out.runs) {
+        const int64_t before = r.seq->n_computed;
+        r.seq->n_computed += r.n_tokens;
+        TS_CHECK(r.seq->n_computed <= static_cast<int64_t>(r.seq->tokens.size()));
+        // Share a prompt as soon as its prefill completes, so requests that
+        // arrive while this one still decodes can reuse it.
+        if (before < r.seq->n_prompt && r.seq->n_computed >= r.seq->n_prompt) cache_blocks(*r.seq);
+    }
+}
+
+void Scheduler::cache_blocks(const Sequence& seq) {
+    if (!options_.prefix_cache) return;
+    const int bs = cache_.block_size();
+    const auto n_full = static_cast<size_t>(std::min<int64_t>(seq.n_computed, static_cast<int64_t>(seq.tokens.size())) / bs);
+    if (n_full == 0) return;
+    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs),
+                   std::span<const int32_t>(seq.block_table.data(), n_full), seq.cache_salt);
+}
+
+}  // namespace tessera

@@ -1,0 +1,80 @@
+// Iteration-level scheduler (continuous batching). Each step packs the decode
+// tokens of running sequences and chunks of waiting prompts under a token
+// budget and a sequence cap, matching cached prefixes on admission, and
+// preempts the most recently admitted sequence (recompute later) when KV
+// blocks run out.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <vector>
+
+#include "cache/prefix_cache.h"
+#include "model/kv_cache.h"
+#include "sched/sequence.h"
+
+namespace tessera {
+
+struct SchedulerOptions {
+    int32_t max_batch_tokens = 512;
+    int32_t max_seqs = 64;
+    bool prefix_cache = true;
+};
+
+struct ScheduledRun {
+    Sequence* seq;
+    int32_t n_tokens;  // tokens[n_computed, n_computed + n_tokens) run this step
+    bool logits;       // the run reaches the end of the sequence's tokens
+};
+
+struct ScheduleOutput {
+    std::vector<ScheduledRun> runs;
+    int32_t n_tokens = 0;
+    int32_t n_preempted = 0;
+};
+
+class Scheduler {
+public:
+    Scheduler(KvCache& cache, SchedulerOptions options);
+    ~Scheduler();
+
+    void add(Sequence* seq);  // joins the back of the waiting queue
+    // Adds an already running sequence (a forked choice) behind the others.
+    void add_running(Sequence* seq);
+    // Removes a sequence wherever it is and drops its block references;
+    // a prefill-complete prefix of it stays in the prefix cache.
+    void remove(Sequence* seq);
+
+    ScheduleOutput schedule();
+    // After the forward pass: advances n_computed and caches completed blocks.
+    void commit(const ScheduleOutput& out);
+
+    size_t n_waiting() const { return waiting_.size(); }
+    size_t n_running() const { return running_.size(); }
+    bool idle() const { return waiting_.empty() && running_.empty(); }
+    Sequence* front_waiting() const { return waiting_.empty() ? nullptr : waiting_.front(); }
+    PrefixCache& prefix_cache() { return prefix_; }
+    uint64_t prefix_queried_tokens() const { return queried_tokens_; }
+    uint64_t prefix_hit_tokens() const { return hit_tokens_; }
+
+    // Inserts the sequence's computed full blocks into the prefix cache.
+    void cache_blocks(const Sequence& seq);
+
+private:
+    bool ensure_blocks(Sequence& seq, int64_t n_new);
+    bool allocate_with_eviction(int32_t& block);
+    void admit_prefix(Sequence& seq);
+    void preempt(Sequence& seq);
+    void release(Sequence& seq);
+
+    KvCache& cache_;
+    SchedulerOptions options_;
+    PrefixCache prefix_;
+    std::deque<Sequence*> waiting_;
+    std::list<Sequence*> running_;  // admission order, oldest first
+    uint64_t queried_tokens_ = 0;
+    uint64_t hit_tokens_ = 0;
+};
+
+}  // namespace tessera
