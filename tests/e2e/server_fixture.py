@@ -12,14 +12,14 @@ import httpx
 
 
 class ServerProcess:
-    def __init__(self, tessera_bin, model_path, extra_args=(), ready_timeout=180):
+    def __init__(self, tessera_bin, model_path, extra_args=(), api_key=None, ready_timeout=180):
         self.log = tempfile.NamedTemporaryFile(prefix="tessera-serve-", suffix=".log", delete=False)
         args = [tessera_bin, "serve", "-m", model_path, "--host", "127.0.0.1", "--port", "0",
                 "--threads", "2", *extra_args]
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
         self.port = self._wait_for_port(30)
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self._wait_ready(ready_timeout, dict(extra_args_headers(extra_args)))
+        self._wait_ready(ready_timeout, {"Authorization": "Bearer " + api_key} if api_key else {})
 
     def log_text(self):
         with open(self.log.name, encoding="utf-8", errors="replace") as f:
@@ -65,9 +65,3 @@ class ServerProcess:
         os.unlink(self.log.name)
         return self.proc.returncode
 
-
-def extra_args_headers(extra_args):
-    """The Authorization header a server started with --api-key expects."""
-    args = list(extra_args)
-    if "--api-key" in args:
-        yield "Authorization", "Bearer " + args[args.index("--api-key") + 1]

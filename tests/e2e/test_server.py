@@ -12,6 +12,7 @@ import pytest
 from server_fixture import ServerProcess
 
 API_KEY = "test-key-123"
+OTHER_KEY = "other-key-456"
 CHAT = [{"role": "user", "content": "What is the capital of France? Answer in one sentence."}]
 
 
@@ -258,8 +259,11 @@ def test_sixteen_concurrent_streams(server):
 
 
 @pytest.fixture(scope="module")
-def auth_server(tessera_bin, model_path):
-    srv = ServerProcess(tessera_bin, model_path, ["--api-key", API_KEY, "--max-seqs", "1", "--max-waiting", "1"])
+def auth_server(tessera_bin, model_path, tmp_path_factory):
+    key_file = tmp_path_factory.mktemp("keys") / "keys.txt"
+    key_file.write_text(f"# test keys\n{API_KEY}\n\n{OTHER_KEY}\n")
+    srv = ServerProcess(tessera_bin, model_path, ["--api-key-file", str(key_file), "--max-seqs", "1",
+                                                  "--max-waiting", "1"], api_key=API_KEY)
     yield srv
     code = srv.stop()
     assert code == 0, srv.final_log
@@ -277,6 +281,21 @@ def test_api_key_required_except_health(auth_server):
         openai.OpenAI(base_url=url + "/v1", api_key="wrong", max_retries=0).models.list()
     good = openai.OpenAI(base_url=url + "/v1", api_key=API_KEY, max_retries=0, timeout=120)
     assert good.completions.create(model="x", prompt="Hi", max_tokens=2).choices[0].text is not None
+
+
+def test_api_keys_do_not_share_prefix_cache(auth_server):
+    system = "You are a careful assistant. " + " ".join(f"Fact {i}: water is wet." for i in range(40))
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "Hello?"}]
+
+    def cached(key):
+        c = openai.OpenAI(base_url=auth_server.base_url + "/v1", api_key=key, max_retries=0, timeout=120)
+        r = c.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=2)
+        return r.usage.prompt_tokens_details.cached_tokens
+
+    assert cached(API_KEY) == 0
+    assert cached(API_KEY) > 0
+    assert cached(OTHER_KEY) == 0  # same prompt, other key: its own cache domain
+    assert cached(OTHER_KEY) > 0
 
 
 def test_overload_gets_429_with_retry_after(auth_server):
