@@ -15,6 +15,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", tessera::cmd_run, "generate text from a prompt"},
     {"chat", tessera::cmd_chat, "interactive multi-turn chat"},
+    {"serve", tessera::cmd_serve, "OpenAI-compatible HTTP server"},
     {"template", tessera::cmd_template, "print a rendered chat prompt"},
     {"tokenize", tessera::cmd_tokenize, "print the token ids of stdin"},
     {"info", tessera::cmd_info, "print a model's metadata and tensors"},

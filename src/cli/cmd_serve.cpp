@@ -1,0 +1,153 @@
+// `tessera serve`: binds the HTTP server first (so /health and /ready answer
+// while the model loads), loads the model, starts the engine, and serves until
+// SIGINT or SIGTERM, then shuts down cleanly.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "cli/chat_session.h"
+#include "cli/commands.h"
+#include "server/http_server.h"
+
+namespace tessera {
+namespace {
+
+struct ServeFlags {
+    std::string model_path;
+    std::string api_key;
+    std::string api_key_file;
+    ServerOptions server;
+    EngineOptions engine;
+};
+
+void add_flags(CLI::App& app, ServeFlags& f) {
+    EngineOptions& e = f.engine;
+    ServerOptions& s = f.server;
+    app.add_option("-m,--model", f.model_path, "GGUF model file")->required();
+    app.add_option("--host", s.host, "address to listen on (default 127.0.0.1)");
+    app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
+    auto* key = app.add_option("--api-key", f.api_key, "require 'Authorization: Bearer KEY'");
+    app.add_option("--api-key-file", f.api_key_file, "file of accepted API keys, one per line")->excludes(key);
+    app.add_option("--model-name", s.model_name, "model id reported by /v1/models (default: file name)");
+    app.add_option("-c,--ctx-size", e.ctx_size, "KV cache size in tokens (when --kv-memory is not set)")
+        ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
+    app.add_option("--kv-memory", e.kv_memory_bytes, "KV cache budget in bytes, e.g. 512M or 2G")
+        ->transform(CLI::AsSizeValue(false));
+    app.add_option("--max-context", e.max_context, "per-request token limit (0: the model's training context)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+    app.add_option("--max-batch-tokens", e.max_batch_tokens, "token budget per engine step")
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--max-seqs", e.max_seqs, "running sequences per step")->check(CLI::Range(1, 4096));
+    app.add_option("--max-waiting", e.max_waiting, "waiting requests before new ones get 429")
+        ->check(CLI::Range(0, 1 << 20));
+    app.add_flag("!--no-prefix-cache", e.prefix_cache, "disable the prefix cache");
+    app.add_option("-t,--threads", e.threads, "compute threads (0: all cores)")->check(CLI::Range(0, 1024));
+    app.add_option("--block-size", e.block_size, "KV block size in tokens")->check(CLI::Range(1, 1024));
+    app.add_option("--http-threads", s.http_threads, "HTTP worker threads")->check(CLI::Range(1, 4096));
+    app.add_option("--max-body-bytes", s.max_body_bytes, "largest accepted request body, e.g. 8M")
+        ->transform(CLI::AsSizeValue(false));
+}
+
+bool load_api_keys(ServeFlags& f) {
+    if (!f.api_key.empty()) f.server.api_keys = ApiKeys({f.api_key});
+    if (f.api_key_file.empty()) return true;
+    auto keys = ApiKeys::from_file(f.api_key_file);
+    if (!keys) {
+        std::fprintf(stderr, "tessera serve: %s\n", keys.error().c_str());
+        return false;
+    }
+    f.server.api_keys = std::move(*keys);
+    return true;
+}
+
+// Waits for SIGINT/SIGTERM (blocked in every thread, so only this one sees
+// them) and stops the server. wake() ends the wait without a signal.
+class SignalWatcher {
+public:
+    explicit SignalWatcher(HttpServer& server)
+        : thread_([this, &server] {
+              int sig = 0;
+              sigwait(&set_, &sig);
+              if (!woken_.load()) std::fprintf(stderr, "tessera serve: signal %d, shutting down\n", sig);
+              server.stop();
+          }) {}
+    ~SignalWatcher() {
+        woken_.store(true);
+        pthread_kill(thread_.native_handle(), SIGTERM);
+        thread_.join();
+    }
+    static sigset_t blocked() {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGINT);
+        sigaddset(&s, SIGTERM);
+        return s;
+    }
+
+private:
+    sigset_t set_ = blocked();
+    std::atomic<bool> woken_{false};
+    std::thread thread_;
+};
+
+// Loads the model and runs the engine until the server stops. Returns the exit code.
+int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
+    GenerationFlags gf;
+    gf.model_path = f.model_path;
+    auto loaded = LoadedModel::load(gf, "serve");
+    if (!loaded) return 1;
+    if (!loaded->chat_template.warning.empty()) {
+        std::fprintf(stderr, "tessera serve: warning: %s\n", loaded->chat_template.warning.c_str());
+    }
+    auto engine = Engine::start(*loaded->model, *loaded->tokenizer, f.engine);
+    if (!engine) {
+        std::fprintf(stderr, "tessera serve: %s\n", engine.error().c_str());
+        return 1;
+    }
+    const ServingModel serving_model{engine->get(), loaded->chat_template.source, loaded->chat_template.bos,
+                                     loaded->chat_template.eos};
+    server.set_model(&serving_model);
+    std::fprintf(stderr, "tessera serve: model loaded, ready (max context %lld tokens)\n",
+                 static_cast<long long>((*engine)->max_context()));
+    serving.join();  // until stop(); HTTP threads are gone before the engine and model go
+    server.set_model(nullptr);
+    return 0;
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+    CLI::App app{"OpenAI-compatible HTTP server", "serve"};
+    ServeFlags f;
+    add_flags(app, f);
+    if (auto code = parse_args(app, argc, argv)) return *code;
+    if (!load_api_keys(f)) return 2;
+    if (f.server.model_name.empty()) f.server.model_name = std::filesystem::path(f.model_path).stem().string();
+
+    const sigset_t blocked = SignalWatcher::blocked();
+    pthread_sigmask(SIG_BLOCK, &blocked, nullptr);  // before any thread starts
+    signal(SIGPIPE, SIG_IGN);                       // a vanished client is an error value, not a kill
+
+    HttpServer server(f.server);
+    auto port = server.bind();
+    if (!port) {
+        std::fprintf(stderr, "tessera serve: %s\n", port.error().c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "tessera serve: listening on http://%s:%d\n", f.server.host.c_str(), *port);
+    std::thread serving([&server] { server.serve(); });
+    SignalWatcher watcher(server);
+    const int code = load_and_serve(f, server, serving);
+    if (serving.joinable()) {  // loading failed
+        server.stop();
+        serving.join();
+    }
+    return code;
+}
+
+}  // namespace tessera

@@ -1,0 +1,32 @@
+// OpenAI-style API errors: the HTTP status plus the {"error": {message, type,
+// param, code}} body every client library knows how to read. Every way a
+// request can fail on the server side ends up as one of these.
+#pragma once
+
+#include <string>
+
+#include "server/json_util.h"
+
+namespace tessera {
+
+struct ApiError {
+    int http_status = 400;
+    std::string message;
+    std::string type = "invalid_request_error";
+    std::string param;  // the offending request field; empty: none
+    std::string code;   // machine-readable code; empty: none
+
+    Json to_json() const;
+    std::string body() const { return dump_json(to_json()); }
+};
+
+ApiError bad_request(std::string param, std::string message, std::string code = "");
+ApiError not_found(std::string message);
+ApiError unauthorized();
+ApiError overloaded(std::string message);
+ApiError unavailable(std::string message);
+ApiError internal_error(std::string message);
+// The default error for a bare status code (httplib-level failures, 404s).
+ApiError error_for_status(int http_status, const std::string& method, const std::string& path);
+
+}  // namespace tessera

@@ -1,0 +1,68 @@
+// API key loading and constant-time checking.
+#include "server/api_keys.h"
+
+#include <fstream>
+#include <utility>
+
+namespace tessera {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    const char* ws = " \t\r\n";
+    const size_t b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return {};
+    return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+// Compares without an early exit, so timing does not reveal a matching prefix.
+bool equal_constant_time(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+}  // namespace
+
+ApiKeys::ApiKeys(std::vector<std::string> keys) {
+    for (std::string& k : keys) {
+        std::string_view t = trim(k);
+        if (!t.empty()) keys_.emplace_back(t);
+    }
+}
+
+Expected<ApiKeys> ApiKeys::from_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return Status::error("cannot read API key file '" + path + "'");
+    std::vector<std::string> keys;
+    for (std::string line; std::getline(in, line);) {
+        std::string_view t = trim(line);
+        if (!t.empty() && t[0] != '#') keys.emplace_back(t);
+    }
+    if (keys.empty()) return Status::error("API key file '" + path + "' holds no keys");
+    return ApiKeys(std::move(keys));
+}
+
+std::optional<uint64_t> ApiKeys::check(std::string_view authorization) const {
+    if (!enabled()) return 0;
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.size() <= kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) {
+        return std::nullopt;
+    }
+    const std::string_view presented = trim(authorization.substr(kBearer.size()));
+    bool found = false;
+    for (const std::string& k : keys_) found |= equal_constant_time(k, presented);
+    if (!found) return std::nullopt;
+    return cache_salt_for_key(presented);
+}
+
+uint64_t cache_salt_for_key(std::string_view key) {
+    uint64_t h = 14695981039346656037ull;  // FNV-1a
+    for (char c : key) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    return h == 0 ? 1 : h;
+}
+
+}  // namespace tessera

@@ -1,0 +1,60 @@
+// `tessera serve`'s HTTP front end: an OpenAI-compatible API (chat and text
+// completions, models), llama-server style /tokenize and /detokenize, and the
+// operational endpoints /health, /ready and /metrics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "engine/engine.h"
+#include "server/api_keys.h"
+#include "server/openai_request.h"
+
+namespace tessera {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    int port = 8080;                         // 0: any free port
+    int http_threads = 256;                  // concurrent connections served at once
+    size_t max_body_bytes = size_t{8} << 20; // larger bodies get a 413
+    std::string model_name;                  // listed by /v1/models, echoed when a request names none
+    ProtocolLimits limits;
+    ApiKeys api_keys;
+};
+
+// What the routes need once the model is loaded; the caller owns it and keeps
+// it alive until the server has stopped.
+struct ServingModel {
+    Engine* engine = nullptr;
+    std::string chat_template;  // Jinja source
+    std::string bos_token;
+    std::string eos_token;
+};
+
+class HttpServer {
+public:
+    explicit HttpServer(ServerOptions options);
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    // Binds the listening socket; returns the bound port.
+    Expected<int> bind();
+    // Serves until stop() is called (from any thread). Requires bind().
+    void serve();
+    // Thread-safe: cancels in-flight generations and makes serve() return.
+    void stop();
+    // Opens the generation routes and turns /ready green. Until then they
+    // answer 503 (the model is loading).
+    void set_model(const ServingModel* model);
+
+    struct State;
+
+private:
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace tessera

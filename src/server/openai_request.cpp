@@ -1,0 +1,242 @@
+// Parsing and validation of OpenAI generation requests. Everything a client
+// sends is checked here, so the engine only ever sees requests it can run.
+#include "server/openai_request.h"
+
+#include <charconv>
+#include <limits>
+#include <utility>
+
+#include "server/field_reader.h"
+#include "template/chat_render.h"
+
+namespace tessera {
+namespace {
+
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+void read_stop(FieldReader& r, const ProtocolLimits& limits, std::vector<std::string>& out) {
+    const Json* v = r.ok() ? r.find("stop") : nullptr;
+    if (!v) return;
+    std::vector<std::string> stops;
+    if (v->is_string()) {
+        stops.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+        for (const Json& s : *v) {
+            if (!s.is_string()) return r.fail(bad_request("stop", "'stop' must be a string or a list of strings"));
+            stops.push_back(s.get<std::string>());
+        }
+    } else {
+        return r.fail(bad_request("stop", "'stop' must be a string or a list of strings"));
+    }
+    if (stops.size() > limits.max_stop) {
+        return r.fail(bad_request("stop", "at most " + std::to_string(limits.max_stop) + " stop strings are allowed"));
+    }
+    for (std::string& s : stops) {
+        if (s.size() > limits.max_stop_bytes) {
+            return r.fail(bad_request("stop", "each stop string may be at most " +
+                                                  std::to_string(limits.max_stop_bytes) + " bytes"));
+        }
+        if (!s.empty()) out.push_back(std::move(s));  // an empty stop string would match before any text
+    }
+}
+
+void read_logit_bias(FieldReader& r, const ProtocolLimits& limits, int32_t n_vocab,
+                     std::vector<std::pair<int32_t, float>>& out) {
+    const Json* v = r.ok() ? r.find("logit_bias") : nullptr;
+    if (!v) return;
+    if (!v->is_object()) return r.fail(bad_request("logit_bias", "'logit_bias' must be an object of token id -> bias"));
+    if (v->size() > limits.max_logit_bias) {
+        return r.fail(bad_request("logit_bias", "at most " + std::to_string(limits.max_logit_bias) +
+                                                    " logit_bias entries are allowed"));
+    }
+    for (const auto& [key, bias] : v->items()) {
+        int64_t token = -1;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), token);
+        if (ec != std::errc() || end != key.data() + key.size() || token < 0 || token >= n_vocab) {
+            return r.fail(bad_request("logit_bias", "logit_bias key '" + key + "' is not a token id in [0, " +
+                                                        std::to_string(n_vocab) + ")"));
+        }
+        if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
+            return r.fail(bad_request("logit_bias", "logit_bias values must be numbers in [-100, 100]"));
+        }
+        out.emplace_back(static_cast<int32_t>(token), bias.get<float>());
+    }
+}
+
+void read_stream(FieldReader& r, ParsedRequest& out) {
+    r.boolean("stream", out.stream);
+    const Json* opts = r.ok() ? r.find("stream_options") : nullptr;
+    if (!opts) return;
+    if (!opts->is_object()) return r.fail(bad_request("stream_options", "'stream_options' must be an object"));
+    FieldReader sub(*opts);
+    sub.boolean("include_usage", out.include_usage);
+    if (!sub.ok()) r.fail(bad_request("stream_options", "'stream_options.include_usage' must be a boolean"));
+}
+
+// Fields chat and completions share: sampling, n, stop, stream, ignore_eos.
+void read_common(FieldReader& r, const PromptContext& ctx, const ProtocolLimits& limits,
+                 ParsedRequest& out) {
+    SamplingParams& s = out.gen.sampling;
+    // OpenAI's defaults (plain sampling at temperature 1), not llama.cpp's.
+    s.temperature = 1.0f;
+    s.top_p = 1.0f;
+    s.top_k = 0;
+    s.min_p = 0.0f;
+    r.string("model", out.model);
+    r.number("temperature", 0.0, 2.0, s.temperature);
+    r.number("top_p", 0.0, 1.0, s.top_p);
+    r.integer("top_k", -1, ctx.tokenizer->n_vocab(), s.top_k);
+    if (s.top_k < 0) s.top_k = 0;  // -1 means "off" in vLLM's API
+    r.number("min_p", 0.0, 1.0, s.min_p);
+    r.number("presence_penalty", -2.0, 2.0, s.presence_penalty);
+    r.number("frequency_penalty", -2.0, 2.0, s.frequency_penalty);
+    r.number("repetition_penalty", 0.01, 10.0, s.repeat_penalty);
+    int64_t seed = 0;
+    out.seed_given = r.find("seed") != nullptr;
+    r.integer("seed", kInt64Min, kInt64Max, seed);
+    s.seed = static_cast<uint64_t>(seed);
+    r.integer("n", 1, limits.max_n, out.gen.n);
+    r.boolean("ignore_eos", out.gen.ignore_eos);
+    read_stop(r, limits, out.gen.stop);
+    read_logit_bias(r, limits, ctx.tokenizer->n_vocab(), s.logit_bias);
+    read_stream(r, out);
+}
+
+// max_tokens against the context window, once the prompt length is known.
+std::optional<ApiError> apply_max_tokens(FieldReader& r, const PromptContext& ctx, const char* prompt_param,
+                                         ParsedRequest& out) {
+    const auto n_prompt = static_cast<int64_t>(out.gen.prompt.size());
+    if (n_prompt == 0) return bad_request(prompt_param, "The prompt is empty");
+    if (n_prompt >= ctx.max_context) {
+        return bad_request(prompt_param,
+                           "The prompt is " + std::to_string(n_prompt) + " tokens; this model's context is " +
+                               std::to_string(ctx.max_context) + " tokens",
+                           "context_length_exceeded");
+    }
+    int64_t max_tokens = ctx.max_context - n_prompt;  // default: the rest of the context
+    r.integer("max_tokens", 1, kInt64Max, max_tokens);
+    const char* param = r.find("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    r.integer("max_completion_tokens", 1, kInt64Max, max_tokens);
+    if (!r.ok()) return r.error();
+    if (n_prompt + max_tokens > ctx.max_context) {
+        return bad_request(param,
+                           "prompt (" + std::to_string(n_prompt) + " tokens) + " + param + " (" +
+                               std::to_string(max_tokens) + ") exceeds the context of " +
+                               std::to_string(ctx.max_context) + " tokens",
+                           "context_length_exceeded");
+    }
+    out.gen.max_tokens = static_cast<int32_t>(max_tokens);  // < max_context, which fits
+    return std::nullopt;
+}
+
+std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const char* prompt_param,
+                               ParsedRequest& out) {
+    if (!r.ok()) return r.error();
+    if (auto err = apply_max_tokens(r, ctx, prompt_param, out)) return err;
+    Status st = out.gen.sampling.validate(ctx.tokenizer->n_vocab());
+    if (!st.ok()) return bad_request("", st.message());
+    return std::nullopt;
+}
+
+std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx,
+                                        ParsedRequest& out) {
+    const Json* messages = r.find("messages");
+    if (!messages) return bad_request("messages", "'messages' is required");
+    if (!messages->is_array() || messages->empty()) {
+        return bad_request("messages", "'messages' must be a non-empty list of messages");
+    }
+    for (const Json& m : *messages) {
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+            return bad_request("messages", "each message must be an object with a string 'role'");
+        }
+    }
+    ChatRenderInput in;
+    in.messages_json = dump_json(*messages);
+    if (const Json* tools = r.find("tools")) {
+        if (!tools->is_array()) return bad_request("tools", "'tools' must be a list");
+        in.tools_json = dump_json(*tools);
+    }
+    r.boolean("add_generation_prompt", in.add_generation_prompt);
+    if (!r.ok()) return r.error();
+    in.bos_token = ctx.bos_token;
+    in.eos_token = ctx.eos_token;
+    auto text = render_chat(*ctx.chat_template, in);
+    if (!text) return bad_request("messages", "Chat template failed: " + text.error());
+    // The template writes BOS itself where the model wants it.
+    out.gen.prompt = ctx.tokenizer->encode(*text, false, true);
+    return std::nullopt;
+}
+
+// A JSON array of token ids, each in the vocabulary.
+std::optional<ApiError> token_ids(const Json& arr, int32_t n_vocab, std::vector<int32_t>& out) {
+    for (const Json& t : arr) {
+        const auto id = json_to_int(t, 0, n_vocab - 1);
+        if (!id) {
+            return bad_request("prompt", "prompt token ids must be integers in [0, " + std::to_string(n_vocab) + ")");
+        }
+        out.push_back(static_cast<int32_t>(*id));
+    }
+    return std::nullopt;
+}
+
+std::optional<ApiError> tokenize_prompt(const Json& prompt, const PromptContext& ctx, std::vector<int32_t>& out) {
+    if (prompt.is_string()) {
+        out = ctx.tokenizer->encode(prompt.get<std::string>(), true, true);
+        return std::nullopt;
+    }
+    if (!prompt.is_array() || prompt.empty()) {
+        return bad_request("prompt", "'prompt' must be a string, a list of token ids, or a list of one of those");
+    }
+    if (prompt[0].is_number()) return token_ids(prompt, ctx.tokenizer->n_vocab(), out);
+    if (prompt.size() > 1) {
+        return bad_request("prompt", "Only one prompt per request is supported; send one request per prompt",
+                           "batch_not_supported");
+    }
+    const Json& only = prompt[0];
+    if (only.is_string() || (only.is_array() && !only.empty() && only[0].is_number())) {
+        return tokenize_prompt(only, ctx, out);
+    }
+    return bad_request("prompt", "'prompt' must be a string, a list of token ids, or a list of one of those");
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext& ctx, const ProtocolLimits& limits,
+                                           ParsedRequest& out) {
+    out.kind = ApiKind::Chat;
+    FieldReader r(body);
+    read_common(r, ctx, limits, out);
+    bool logprobs = false;
+    int32_t top_logprobs = 0;
+    r.boolean("logprobs", logprobs);
+    r.integer("top_logprobs", 0, limits.max_top_logprobs, top_logprobs);
+    if (r.ok() && r.find("top_logprobs") && !logprobs) {
+        r.fail(bad_request("top_logprobs", "'top_logprobs' requires 'logprobs': true"));
+    }
+    out.gen.top_logprobs = logprobs ? top_logprobs : -1;
+    if (!r.ok()) return r.error();
+    if (auto err = render_messages(r, ctx, out)) return err;
+    return finish(r, ctx, "messages", out);
+}
+
+std::optional<ApiError> parse_completion_request(const Json& body, const PromptContext& ctx,
+                                                 const ProtocolLimits& limits, ParsedRequest& out) {
+    out.kind = ApiKind::Completion;
+    FieldReader r(body);
+    read_common(r, ctx, limits, out);
+    int32_t logprobs = -1;
+    r.integer("logprobs", 0, limits.max_top_logprobs, logprobs);
+    out.gen.top_logprobs = logprobs;
+    bool echo = false;
+    r.boolean("echo", echo);
+    if (echo) r.fail(bad_request("echo", "'echo' is not supported"));
+    if (r.ok() && r.find("suffix")) r.fail(bad_request("suffix", "'suffix' is not supported"));
+    if (!r.ok()) return r.error();
+    const Json* prompt = r.find("prompt");
+    if (!prompt) return bad_request("prompt", "'prompt' is required");
+    if (auto err = tokenize_prompt(*prompt, ctx, out.gen.prompt)) return err;
+    return finish(r, ctx, "prompt", out);
+}
+
+}  // namespace tessera

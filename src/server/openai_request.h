@@ -1,0 +1,52 @@
+// OpenAI request bodies -> GenerationRequest: /v1/chat/completions (messages
+// rendered through the model's chat template) and /v1/completions (a string
+// or token-id prompt), with every field type- and range-checked.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/request.h"
+#include "server/api_error.h"
+#include "server/json_util.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tessera {
+
+// Caps on what one request may ask for; past them the request gets a 400.
+struct ProtocolLimits {
+    int32_t max_n = 16;
+    int32_t max_top_logprobs = 20;
+    size_t max_stop = 16;
+    size_t max_stop_bytes = 256;
+    size_t max_logit_bias = 1024;
+    int max_json_depth = 64;
+};
+
+enum class ApiKind { Chat, Completion };
+
+struct ParsedRequest {
+    ApiKind kind = ApiKind::Chat;
+    GenerationRequest gen;
+    std::string model;           // echoed back; tessera serves one model
+    bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage
+    bool seed_given = false;     // else the caller picks a fresh random seed
+};
+
+// What turning a request into tokens needs from the loaded model.
+struct PromptContext {
+    const Tokenizer* tokenizer = nullptr;
+    const std::string* chat_template = nullptr;  // Jinja source
+    std::string bos_token;
+    std::string eos_token;
+    int64_t max_context = 0;  // prompt + max_tokens must fit
+};
+
+std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext& ctx, const ProtocolLimits& limits,
+                                           ParsedRequest& out);
+std::optional<ApiError> parse_completion_request(const Json& body, const PromptContext& ctx,
+                                                 const ProtocolLimits& limits, ParsedRequest& out);
+
+}  // namespace tessera

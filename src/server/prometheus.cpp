@@ -1,0 +1,96 @@
+// Prometheus text format: # HELP / # TYPE lines, then samples; histograms as
+// cumulative _bucket{le=...} series plus _sum and _count.
+#include "server/prometheus.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace tessera {
+namespace {
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+// Bucket bounds print as written in the source ("0.005", "1", "120").
+std::string bound(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+void header(std::string& out, const char* name, const char* type, const char* help) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+}
+
+void sample(std::string& out, const std::string& name, const std::string& value) {
+    out += name;
+    out += ' ';
+    out += value;
+    out += '\n';
+}
+
+void counter(std::string& out, const char* name, const char* help, uint64_t v) {
+    header(out, name, "counter", help);
+    sample(out, name, std::to_string(v));
+}
+
+void gauge(std::string& out, const char* name, const char* help, int64_t v) {
+    header(out, name, "gauge", help);
+    sample(out, name, std::to_string(v));
+}
+
+void histogram(std::string& out, const char* name, const char* help, const Histogram& h) {
+    header(out, name, "histogram", help);
+    const std::string base = name;
+    for (size_t i = 0; i < Histogram::kBounds.size(); ++i) {
+        sample(out, base + "_bucket{le=\"" + bound(Histogram::kBounds[i]) + "\"}", std::to_string(h.bucket_count(i)));
+    }
+    const uint64_t count = h.count();
+    sample(out, base + "_bucket{le=\"+Inf\"}", std::to_string(count));
+    sample(out, base + "_sum", number(h.sum()));
+    sample(out, base + "_count", std::to_string(count));
+}
+
+uint64_t load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
+int64_t load(const std::atomic<int64_t>& a) { return a.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+std::string render_prometheus(const EngineMetrics& m) {
+    std::string out;
+    histogram(out, "tessera_time_to_first_token_seconds", "Time from request submission to its first token.", m.ttft);
+    histogram(out, "tessera_inter_token_latency_seconds", "Time between consecutive tokens of one choice.",
+              m.inter_token);
+    histogram(out, "tessera_e2e_request_latency_seconds", "Time from request submission to its final event.",
+              m.e2e_latency);
+    gauge(out, "tessera_num_requests_waiting", "Requests waiting to be scheduled.", load(m.waiting));
+    gauge(out, "tessera_num_requests_running", "Sequences running in the batch.", load(m.running));
+    gauge(out, "tessera_kv_blocks_used", "KV cache blocks in use.", load(m.kv_blocks_used));
+    gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", load(m.kv_blocks_total));
+    counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
+            load(m.prefix_queries));
+    counter(out, "tessera_prefix_cache_hits_total", "Prompt tokens served from the prefix cache.",
+            load(m.prefix_hit_tokens));
+    counter(out, "tessera_prompt_tokens_total", "Prompt tokens of finished and running requests.",
+            load(m.prompt_tokens));
+    counter(out, "tessera_generation_tokens_total", "Tokens generated.", load(m.generated_tokens));
+    counter(out, "tessera_preemptions_total", "Sequences preempted to free KV blocks.", load(m.preemptions));
+    counter(out, "tessera_requests_finished_total", "Requests that ended (any reason).", load(m.requests_finished));
+    counter(out, "tessera_requests_rejected_total", "Requests refused because the waiting queue was full.",
+            load(m.requests_rejected));
+    counter(out, "tessera_engine_steps_total", "Forward passes run by the engine.", load(m.steps));
+    return out;
+}
+
+}  // namespace tessera
