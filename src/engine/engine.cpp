@@ -172,6 +172,8 @@ void Engine::Impl::loop() {
         metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
+        metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
+        metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
     }
     for (auto& c : choices_) finish(*c, FinishReason::Cancelled);
     {
