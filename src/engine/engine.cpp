@@ -3,12 +3,14 @@
 // the text out, and retire finished or cancelled sequences.
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <list>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/check.h"
 #include "engine/choice.h"
@@ -54,6 +56,7 @@ public:
         const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
         max_context_ = std::min(model_ctx, capacity);
         metrics_.kv_blocks_total = cache_.n_blocks();
+        metrics_.kv_block_size = cache_.block_size();
         last_progress_ns_ = now_ns();
         thread_ = std::thread([this] { loop(); });
     }
@@ -92,6 +95,7 @@ private:
     void emit(Choice& choice, std::string text);
     void finish(Choice& choice, FinishReason reason, const std::string& error = {});
     void retire_done();
+    int64_t unfilled_kv_slots() const;
 
     Model& model_;
     const Tokenizer& tokenizer_;
@@ -172,6 +176,8 @@ void Engine::Impl::loop() {
         metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
+        metrics_.kv_blocks_cached = scheduler_.prefix_cache().evictable_blocks();
+        metrics_.kv_slots_unfilled = unfilled_kv_slots();
         metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
         metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
     }
@@ -374,6 +380,26 @@ void Engine::Impl::retire_done() {
             ++it;
         }
     }
+}
+
+// Allocated but empty slots: the tail of each running sequence's last block
+// (blocks cover exactly its computed tokens after a step). Forks may share a
+// partial last block until copy-on-write; it is counted once.
+int64_t Engine::Impl::unfilled_kv_slots() const {
+    const int64_t bs = cache_.block_size();
+    int64_t unfilled = 0;
+    std::vector<int32_t> shared_seen;
+    for (const auto& c : choices_) {
+        const Sequence& s = c->seq;
+        if (c->done || s.status != SeqStatus::Running || s.block_table.empty()) continue;
+        const int32_t last = s.block_table.back();
+        if (cache_.blocks().ref_count(last) > 1) {
+            if (std::find(shared_seen.begin(), shared_seen.end(), last) != shared_seen.end()) continue;
+            shared_seen.push_back(last);
+        }
+        unfilled += static_cast<int64_t>(s.block_table.size()) * bs - s.n_computed;
+    }
+    return unfilled;
 }
 
 Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& tokenizer, EngineOptions options) {

@@ -1,6 +1,7 @@
 # Starts `tessera serve` on a free loopback port for end-to-end tests, waits
 # until /ready answers 200, and always stops it (SIGTERM, then SIGKILL) so no
-# test leaves a server behind.
+# test leaves a server behind. Also the small /metrics and SSE helpers the
+# server tests share.
 import os
 import re
 import signal
@@ -65,3 +66,31 @@ class ServerProcess:
         os.unlink(self.log.name)
         return self.proc.returncode
 
+
+def sse_events(response):
+    """The data payloads of an SSE response, in order ("[DONE]" included)."""
+    out = []
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            out.append(line[len("data: "):])
+        else:
+            assert line == "", line
+    return out
+
+
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(name + " missing from /metrics")
+
+
+def wait_until_idle(server, timeout=15):
+    """True once the engine reports no running or waiting sequences."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        text = httpx.get(server.base_url + "/metrics").text
+        if metric(text, "tessera_num_requests_running") == 0 and metric(text, "tessera_num_requests_waiting") == 0:
+            return True
+        time.sleep(0.1)
+    return False

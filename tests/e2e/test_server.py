@@ -3,13 +3,12 @@
 # llama-server style endpoints, metrics, errors, disconnects and concurrency.
 import concurrent.futures
 import json
-import time
 
 import httpx
 import openai
 import pytest
 
-from server_fixture import ServerProcess
+from server_fixture import ServerProcess, metric, sse_events, wait_until_idle
 
 API_KEY = "test-key-123"
 OTHER_KEY = "other-key-456"
@@ -27,35 +26,6 @@ def server(tessera_bin, model_path):
 @pytest.fixture(scope="module")
 def client(server):
     return openai.OpenAI(base_url=server.base_url + "/v1", api_key="unused", max_retries=0, timeout=120)
-
-
-def sse_events(response):
-    """The data payloads of an SSE response, in order ("[DONE]" included)."""
-    out = []
-    for line in response.iter_lines():
-        if line.startswith("data: "):
-            out.append(line[len("data: "):])
-        else:
-            assert line == "", line
-    return out
-
-
-def metric(text, name):
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(name + " missing from /metrics")
-
-
-def wait_until_idle(server, timeout=15):
-    """True once the engine reports no running or waiting sequences."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        text = httpx.get(server.base_url + "/metrics").text
-        if metric(text, "tessera_num_requests_running") == 0 and metric(text, "tessera_num_requests_waiting") == 0:
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_health_ready_and_models(server, client):

@@ -155,6 +155,9 @@ TEST(ServerPrometheus, RendersHistogramsGaugesAndCounters) {
     m.ttft.observe(500.0);  // beyond the last bound: only +Inf
     m.waiting = 3;
     m.kv_blocks_total = 100;
+    m.kv_blocks_cached = 7;
+    m.kv_slots_unfilled = 21;
+    m.kv_block_size = 16;
     m.prefix_hit_tokens = 64;
     m.generated_tokens = 12;
     const std::string text = render_prometheus(m);
@@ -173,6 +176,9 @@ TEST(ServerPrometheus, RendersHistogramsGaugesAndCounters) {
     EXPECT_TRUE(has("tessera_num_requests_running 0"));
     EXPECT_TRUE(has("tessera_kv_blocks_total 100"));
     EXPECT_TRUE(has("tessera_kv_blocks_used 0"));
+    EXPECT_TRUE(has("tessera_kv_blocks_cached 7"));
+    EXPECT_TRUE(has("tessera_kv_slots_unfilled 21"));
+    EXPECT_TRUE(has("tessera_kv_block_size 16"));
     EXPECT_TRUE(has("# TYPE tessera_prefix_cache_hits_total counter"));
     EXPECT_TRUE(has("tessera_prefix_cache_hits_total 64"));
     EXPECT_TRUE(has("tessera_prefix_cache_queries_total 0"));
