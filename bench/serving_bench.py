@@ -117,20 +117,24 @@ def loadgen(url, extra):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     cmd = [sys.executable, str(LOADGEN), "--url", url, "--ignore-eos", "--timeout", "900", "--json", out, *extra]
+    load_before = os.getloadavg()[0]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         summary = json.load(f)["summary"]
     os.unlink(out)
+    summary["loadavg"] = (load_before, os.getloadavg()[0])  # other work on the machine, for the record
     return summary
 
 
 def workload_a(level):
-    requests = max(4, 2 * level)
-    return ["--requests", str(requests), "--concurrency", str(level), "--prompt-words", "75", "--max-tokens", "128"]
+    requests = min(32, max(4, 2 * level))  # bounded so the slowest server still finishes in minutes
+    return ["--requests", str(requests), "--concurrency", str(level), "--prompt-words", "96", "--max-tokens", "128",
+            "--seed", str(level)]  # new prompts per level: no prefix-cache hits across levels
 
 
-WORKLOAD_B = ["--requests", "48", "--concurrency", "16", "--shared-prefix-words", "750", "--prompt-words", "24",
-              "--max-tokens", "32"]
+# loadgen's words are about one token each; "Request i:" adds four.
+WORKLOAD_B = ["--requests", "48", "--concurrency", "16", "--shared-prefix-words", "1000", "--prompt-words", "28",
+              "--max-tokens", "32", "--seed", "7"]
 
 
 def ms(v):
@@ -140,11 +144,11 @@ def ms(v):
 def row(name, s, extra=""):
     return (f"| {name} | {s['requests'] - s['errors']}/{s['requests']} | {s['output_tok_per_s']:.1f} | "
             f"{ms(s['ttft_p50_s'])} | {ms(s['ttft_p99_s'])} | {ms(s['tpot_p50_s'])} | {ms(s['tpot_p99_s'])} | "
-            f"{s['prompt_tokens']} ({s['cached_tokens']} cached) |{extra}")
+            f"{s['prompt_tokens']} ({s['cached_tokens']} cached) | {s['loadavg'][0]:.0f} / {s['loadavg'][1]:.0f} |{extra}")
 
 
 HEADER = ("| server | ok/requests | output tok/s | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | TPOT p99 ms | "
-          "prompt tokens |")
+          "prompt tokens | load avg before / after |")
 
 
 def main():
@@ -166,7 +170,8 @@ def main():
         if args.llama_server:
             servers["llama-server"] = llama_server(args)
         for s in servers.values():  # warm-up: page the weights in
-            loadgen(s.url, ["--requests", "2", "--concurrency", "2", "--prompt-words", "20", "--max-tokens", "8"])
+            loadgen(s.url, ["--requests", "2", "--concurrency", "2", "--prompt-words", "20", "--max-tokens", "8",
+                             "--seed", "99"])
         if not args.skip_a:
             for level in [int(x) for x in args.levels.split(",")]:
                 for name, s in servers.items():
@@ -186,12 +191,12 @@ def main():
         for s in servers.values():
             s.stop()
 
-    print("\n## (a) ~100-token prompts, 128 output tokens\n\n" + HEADER[:-1] + " KV waste |\n|" + "---|" * 9)
+    print("\n## (a) ~100-token prompts, 128 output tokens\n\n" + HEADER + " KV waste |\n|" + "---|" * 10)
     for name, s in results["a"].items():
         waste = s.get("kv_waste")
         print(row(name, s, f" {'-' if waste is None else f'{100 * waste:.1f}%'} |"))
     print("\n## (b) shared ~1,000-token prefix, 48 requests, 16 clients, 32 output tokens\n\n" + HEADER + "\n|" +
-          "---|" * 8)
+          "---|" * 9)
     for name, s in results["b"].items():
         print(row(name, s))
     if args.json:
