@@ -60,6 +60,9 @@ async def one_request(client, args, prompt):
                 if data == "[DONE]":
                     break
                 obj = json.loads(data)
+                if obj.get("error"):  # a failure reported inside the stream
+                    error = f"stream error: {json.dumps(obj['error'])[:200]}"
+                    break
                 if obj.get("usage"):
                     usage = obj["usage"]
                 for ch in obj.get("choices", []):
