@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import time
 
+import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
@@ -43,16 +44,21 @@ def run_tessera(model, prompt, n_gen, threads):
     return pp, tg, n_prompt
 
 
+def last_logits(llm):
+    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),))
+
+
 def run_llama(llm, ids, n_gen):
     llm.reset()
     t0 = time.perf_counter()
     llm.eval(ids)
     t1 = time.perf_counter()
-    tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+    tok = int(np.argmax(last_logits(llm)))
     t2 = time.perf_counter()
     for _ in range(n_gen - 1):
         llm.eval([tok])
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = int(np.argmax(last_logits(llm)))
     t3 = time.perf_counter()
     return len(ids) / (t1 - t0), (n_gen - 1) / (t3 - t2)
 
