@@ -32,6 +32,8 @@ struct Model::Workspace {
     std::vector<float> gate;   // [capacity, n_ff]
     std::vector<float> up;     // [capacity, n_ff]
     std::vector<uint8_t> scratch;  // matmul activation quantization
+    std::vector<AttnSeq> attn_seqs;
+    AttentionScratch attn_scratch;
     RopeTable rope;
 
     // Grows (never shrinks) so steady-state steps allocate nothing.
@@ -172,18 +174,15 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
         std::copy(v, v + c.kv_dim(), v_pool + slot * c.kv_dim());
     }
 
-    // One work item per (token, head): a single decode token still spreads
-    // over every core.
+    // Query heads are grouped per KV head and long contexts split, so a
+    // single decode token still spreads over every core.
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-    pool.parallel_for(n * c.n_head, [&](int64_t begin, int64_t end) {
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t t = item / c.n_head;
-            const int head = static_cast<int>(item % c.n_head);
-            const PagedKv kv{k_pool, v_pool, batch.seqs[batch.seq_of[t]].block_table, bs, c.kv_dim()};
-            const int64_t off = t * c.q_dim() + static_cast<int64_t>(head) * c.head_dim;
-            attend_head(shape, kv, ws.q.data() + off, head, position(t) + 1, ws.attn.data() + off);
-        }
-    });
+    ws.attn_seqs.clear();
+    for (const BatchSequence& s : batch.seqs) {
+        ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
+    }
+    attention_batch(shape, k_pool, v_pool, bs, ws.attn_seqs, ws.q.data(), ws.attn.data(), pool, ws.attn_scratch,
+                    best_simd_level());
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), pool, ws.scratch);
     add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);
 }
