@@ -142,7 +142,8 @@ def main():
     a = ap.parse_args()
     a.fa = a.fa == "on"
     L.llama_backend_init()
-    L.llama_log_set(L.llama_log_callback(lambda *_: None), None)
+    quiet = L.llama_log_callback(lambda *_: None)  # kept alive: llama.cpp calls it later
+    L.llama_log_set(quiet, None)
     print("| model | test | tessera t/s | llama.cpp t/s | ratio |")
     print("|---|---|---|---|---|")
     for path in a.models:

@@ -1,7 +1,7 @@
 // Tiled, threaded matmul over the dot kernels. Work is cut into tasks of
 // kRowTile weight rows x kTokBlock tokens, handed out through an atomic
-// counter (robust to busy cores); inside a task each weight row is read once
-// per group of kMaxDotTokens tokens.
+// counter (robust to busy cores); inside a task the dot kernels work on
+// register tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -24,6 +24,7 @@ struct MatmulJob {
     int64_t n_tok;
     float* y;
     MultiDotFn dot;
+    RowsDotFn rows_dot;  // nullptr: row by row through `dot`
     int64_t n_row_tiles;
     int64_t n_tasks;
     std::atomic<int64_t> next_task{0};
@@ -37,6 +38,15 @@ void run_task(const MatmulJob& job, int64_t task) {
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
         const uint8_t* act = job.act + static_cast<size_t>(t) * job.act_stride;
+        if (job.rows_dot != nullptr) {
+            for (int64_t r = r0; r < r1; r += kMaxDotRows) {
+                const int n_rows = static_cast<int>(std::min<int64_t>(kMaxDotRows, r1 - r));
+                job.rows_dot(job.w->cols, job.w->data + static_cast<size_t>(r) * job.w->row_bytes, job.w->row_bytes,
+                             n_rows, act, job.act_stride, n_act, job.y + t * job.w->rows + r,
+                             static_cast<size_t>(job.w->rows));
+            }
+            continue;
+        }
         for (int64_t r = r0; r < r1; ++r) {
             job.dot(job.w->cols, job.w->data + static_cast<size_t>(r) * job.w->row_bytes, act, job.act_stride,
                     n_act, out);
@@ -100,6 +110,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tok, float* y, Thre
     job.n_tok = n_tok;
     job.y = y;
     job.dot = find_multi_dot(w.type, level);
+    job.rows_dot = find_rows_dot(w.type, level);
     job.n_row_tiles = (w.rows + kRowTile - 1) / kRowTile;
     job.n_tasks = job.n_row_tiles * ((n_tok + kTokBlock - 1) / kTokBlock);
     if (job.n_tasks == 1 || pool.size() == 1) {
