@@ -167,7 +167,7 @@ void print_table(const Model& model, const BenchOptions& o, const std::vector<Re
         char tps[64], roof[32] = "";
         std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean(), r.stddev());
         if (bw > 0 && r.n_gen > 0 && r.n_seqs == 1) std::snprintf(roof, sizeof roof, "%.2f", r.mean() * wbytes / bw);
-        std::printf("| %-24s | %16s | %9s |\n", r.test.c_str(), tps, roof);
+        std::printf("| %-24s | %17s | %9s |\n", r.test.c_str(), tps, roof);  // "±" is 2 bytes
     }
 }
 

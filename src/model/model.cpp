@@ -144,9 +144,14 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     Workspace& ws = *ws_;
     const auto n = static_cast<int64_t>(batch.tokens.size());
     rmsnorm(ws.x.data(), w.attn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
-    matmul(w.wq, ws.h.data(), n, ws.q.data(), pool, ws.scratch);
-    matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
-    matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
+    if (can_group(w.wq, w.wk) && can_group(w.wq, w.wv)) {
+        const MatmulOut qkv[] = {{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}};
+        matmul_group(qkv, ws.h.data(), n, pool, ws.scratch);
+    } else {
+        matmul(w.wq, ws.h.data(), n, ws.q.data(), pool, ws.scratch);
+        matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
+        matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
+    }
 
     float* k_pool = cache.k_pool(layer);
     float* v_pool = cache.v_pool(layer);
@@ -192,8 +197,13 @@ void Model::ffn_layer(int layer, int64_t n, ThreadPool& pool) {
     const LayerWeights& w = weights_.layers[layer];
     Workspace& ws = *ws_;
     rmsnorm(ws.x.data(), w.ffn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
-    matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), pool, ws.scratch);
-    matmul(w.w_up, ws.h.data(), n, ws.up.data(), pool, ws.scratch);
+    if (can_group(w.w_gate, w.w_up)) {
+        const MatmulOut gate_up[] = {{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}};
+        matmul_group(gate_up, ws.h.data(), n, pool, ws.scratch);
+    } else {
+        matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), pool, ws.scratch);
+        matmul(w.w_up, ws.h.data(), n, ws.up.data(), pool, ws.scratch);
+    }
     swiglu_inplace(ws.gate.data(), ws.up.data(), n * c.n_ff);
     matmul(w.w_down, ws.gate.data(), n, ws.proj.data(), pool, ws.scratch);
     add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);
