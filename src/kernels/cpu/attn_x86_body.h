@@ -50,6 +50,42 @@ inline float exp_and_sum(float* scores, int n, float max) {
     return total;
 }
 
+// acc[0, NC*W) = acc * corr + sum_j p[j] * v_j with the NC vector chunks of
+// the row in registers at once: NC independent FMA chains instead of one
+// chain per chunk (the latency-bound form that dominated long contexts).
+template <int NC>
+inline void accumulate_v(float* acc, const float* v, int64_t kv_dim, const float* p, int n, float corr) {
+    typename Ops::V a[NC];
+    const typename Ops::V cv = Ops::set1(corr);
+    for (int c = 0; c < NC; ++c) a[c] = Ops::mul(Ops::load(acc + c * Ops::W), cv);
+    for (int j = 0; j < n; ++j) {
+        const typename Ops::V pj = Ops::set1(p[j]);
+        const float* vj = v + j * kv_dim;
+        for (int c = 0; c < NC; ++c) a[c] = Ops::fmadd(pj, Ops::load(vj + c * Ops::W), a[c]);
+    }
+    for (int c = 0; c < NC; ++c) Ops::store(acc + c * Ops::W, a[c]);
+}
+
+// Any width: chunk by chunk (same arithmetic per element as above).
+inline void accumulate_v_any(float* acc, const float* v, int64_t kv_dim, const float* p, int n, float corr, int hd) {
+    const typename Ops::V cv = Ops::set1(corr);
+    for (int c = 0; c < hd; c += Ops::W) {
+        typename Ops::V a = Ops::mul(Ops::load(acc + c), cv);
+        for (int j = 0; j < n; ++j) a = Ops::fmadd(Ops::set1(p[j]), Ops::load(v + j * kv_dim + c), a);
+        Ops::store(acc + c, a);
+    }
+}
+
+inline void accumulate(float* acc, const float* v, int64_t kv_dim, const float* p, int n, float corr, int hd) {
+    switch (hd / Ops::W) {
+        case 1: accumulate_v<1>(acc, v, kv_dim, p, n, corr); return;
+        case 2: accumulate_v<2>(acc, v, kv_dim, p, n, corr); return;
+        case 4: accumulate_v<4>(acc, v, kv_dim, p, n, corr); return;
+        case 8: accumulate_v<8>(acc, v, kv_dim, p, n, corr); return;
+        default: accumulate_v_any(acc, v, kv_dim, p, n, corr, hd); return;
+    }
+}
+
 void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRange& r) {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     const int hd = s.head_dim, rows = r.n_tok * r.group;
@@ -77,14 +113,8 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
             const float correction = std::exp(r.m[row] - new_max);
             r.l[row] = r.l[row] * correction + exp_and_sum(scores, n, new_max);
             r.m[row] = new_max;
-            float* acc = r.acc + static_cast<int64_t>(row) * hd;
-            const typename Ops::V corr = Ops::set1(correction);
-            for (int c = 0; c < hd; c += Ops::W) {
-                typename Ops::V a = Ops::mul(Ops::load(acc + c), corr);
-                const float* v = v_base + start * kv.kv_dim + c;
-                for (int j = 0; j < n; ++j) a = Ops::fmadd(Ops::set1(scores[j]), Ops::load(v + j * kv.kv_dim), a);
-                Ops::store(acc + c, a);
-            }
+            accumulate(r.acc + static_cast<int64_t>(row) * hd, v_base + start * kv.kv_dim, kv.kv_dim, scores, n,
+                       correction, hd);
         }
         start = end;
     }
