@@ -20,10 +20,11 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // from memory once per piece and from L1 for the other rows.
 constexpr int kMaxRowsPerPiece = 32;
 constexpr int kMaxTokensPerPiece = 8;
-// A context is split into pieces of at least this many positions, and only
-// when there are fewer than kPiecesPerThread pieces per thread without it.
-constexpr int64_t kMinSplitPositions = 256;
-constexpr int64_t kPiecesPerThread = 4;
+// Contexts are cut at fixed multiples of this many positions (rounded up to
+// whole blocks) and the pieces merged, so long single-sequence decodes spread
+// over all cores, and a row's result depends only on its own context, never
+// on the batch around it or the thread count.
+constexpr int64_t kSplitPositions = 512;
 
 float dot(const float* q, const float* k, int n) {
     float sum = 0.0f;
@@ -159,11 +160,8 @@ void attention_batch(const AttentionShape& s, const float* k_pool, const float* 
     const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
     const AttendRangeFn kernel = find_attend_range(level, hd);
 
-    // Items: (token run of one sequence, KV head). Count them first to decide
-    // how finely to split each context.
-    int64_t n_items = 0;
-    for (const AttnSeq& sq : seqs) n_items += (sq.n_tokens + tok_per_piece - 1) / tok_per_piece * s.n_head_kv;
-    const int64_t want_split = (kPiecesPerThread * pool.size() + n_items - 1) / std::max<int64_t>(1, n_items);
+    // Items: (token run of one sequence, KV head), each cut into pieces.
+    const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
 
     auto& pieces = scratch.pieces;
     auto& info = scratch.info;
@@ -176,9 +174,6 @@ void attention_batch(const AttentionShape& s, const float* k_pool, const float* 
         for (int t0 = 0; t0 < sq.n_tokens; t0 += tok_per_piece) {
             const int n_tok = std::min(tok_per_piece, sq.n_tokens - t0);
             const int64_t ctx0 = sq.pos0 + t0 + 1, ctx_max = ctx0 + n_tok - 1;
-            const int64_t n_split = std::clamp<int64_t>(ctx_max / kMinSplitPositions, 1, want_split);
-            const int64_t span = (ctx_max + n_split - 1) / n_split;
-            const int64_t step = (span + block_size - 1) / block_size * block_size;
             for (int h = 0; h < s.n_head_kv; ++h) {
                 const int64_t out_offset = (sq.first + t0) * q_dim + static_cast<int64_t>(h) * group * hd;
                 const bool split = step < ctx_max;

@@ -34,6 +34,11 @@ struct Ops {
         s = _mm_add_ss(s, _mm_movehdup_ps(s));
         return _mm_cvtss_f32(s);
     }
+    // (hsum(a), hsum(b), hsum(c), hsum(d)) with one shared reduction tree.
+    static __m128 hsum4(V a, V b, V c, V d) {
+        const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+        return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    }
     // e^x as 2^n * e^r with |r| <= ln2/2 and a degree-6 Taylor polynomial
     // (relative error ~2e-7); inputs below -87 give 0 (so -inf gives 0).
     static V exp(V x) {

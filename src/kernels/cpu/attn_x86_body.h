@@ -18,10 +18,7 @@ inline void block_scores(const float* q, const float* k_base, int64_t kv_dim, in
             a2 = Ops::fmadd(qv, Ops::load(k0 + 2 * kv_dim + c), a2);
             a3 = Ops::fmadd(qv, Ops::load(k0 + 3 * kv_dim + c), a3);
         }
-        scores[p - start] = Ops::hsum(a0) * scale;
-        scores[p - start + 1] = Ops::hsum(a1) * scale;
-        scores[p - start + 2] = Ops::hsum(a2) * scale;
-        scores[p - start + 3] = Ops::hsum(a3) * scale;
+        _mm_storeu_ps(scores + (p - start), _mm_mul_ps(Ops::hsum4(a0, a1, a2, a3), _mm_set1_ps(scale)));
     }
     for (; p < end; ++p) {
         const float* k = k_base + p * kv_dim;
