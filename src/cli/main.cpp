@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"tokenize", tessera::cmd_tokenize, "print the token ids of stdin"},
     {"info", tessera::cmd_info, "print a model's metadata and tensors"},
     {"logits", tessera::cmd_logits, "print the logits of a token sequence (testing)"},
+    {"bench", tessera::cmd_bench, "measure prompt, decode and batched-decode speed"},
 };
 
 void usage() {

@@ -1,15 +1,30 @@
 // Streaming-softmax attention, one block of keys at a time: scores for the
-// block, then one rescale of the running sum. Query heads that share a KV
-// head (GQA/MQA) read the same K/V rows.
+// block, then one rescale of the running sum. attend_head is the scalar
+// reference; attention_batch plans GQA-grouped, context-split work pieces,
+// runs a (SIMD) range kernel on each and merges the split pieces.
 #include "kernels/attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
+#include "core/check.h"
+#include "kernels/cpu/attn_x86.h"
 
 namespace tessera {
 namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+// Rows (tokens x heads of a group) one piece covers: each K/V row is read
+// from memory once per piece and from L1 for the other rows.
+constexpr int kMaxRowsPerPiece = 32;
+constexpr int kMaxTokensPerPiece = 8;
+// Contexts are cut at fixed multiples of this many positions (rounded up to
+// whole blocks) and the pieces merged, so long single-sequence decodes spread
+// over all cores, and a row's result depends only on its own context, never
+// on the batch around it or the thread count.
+constexpr int64_t kSplitPositions = 512;
 
 float dot(const float* q, const float* k, int n) {
     float sum = 0.0f;
@@ -20,14 +35,14 @@ float dot(const float* q, const float* k, int n) {
 void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
                     int64_t n_ctx, float* out) {
     const int hd = s.head_dim;
-    float running_max = -std::numeric_limits<float>::infinity();
+    float running_max = kNegInf;
     float running_sum = 0.0f;
     std::fill(out, out + hd, 0.0f);
     float scores[256];
     for (int64_t start = 0; start < n_ctx; start += kv.block_size) {
         const int n = static_cast<int>(std::min<int64_t>(kv.block_size, n_ctx - start));
         const int64_t slot0 = static_cast<int64_t>(kv.block_table[start / kv.block_size]) * kv.block_size;
-        float block_max = -std::numeric_limits<float>::infinity();
+        float block_max = kNegInf;
         for (int j = 0; j < n; ++j) {
             const float* k = kv.k_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
             scores[j] = dot(q, k, hd) * s.scale;
@@ -49,10 +64,164 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
     for (int d = 0; d < hd; ++d) out[d] *= inv;
 }
 
+// The range kernel in plain C++: the same block-at-a-time algorithm as the
+// SIMD versions, one query row at a time.
+void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnRange& r) {
+    const int hd = s.head_dim, rows = r.n_tok * r.group;
+    std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
+    std::fill(r.m, r.m + rows, kNegInf);
+    std::fill(r.l, r.l + rows, 0.0f);
+    float scores[256];
+    for (int64_t start = r.p0; start < r.p1;) {
+        const int64_t block = start / kv.block_size;
+        const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
+        const int64_t slot0 = static_cast<int64_t>(kv.block_table[block]) * kv.block_size - block * kv.block_size;
+        for (int row = 0; row < rows; ++row) {
+            const int i = row / r.group, g = row % r.group;
+            const int64_t row_end = std::min(end, r.ctx0 + i);
+            if (row_end <= start) continue;
+            const float* q = r.q + i * r.q_stride + g * hd;
+            float* acc = r.acc + static_cast<int64_t>(row) * hd;
+            float block_max = kNegInf;
+            for (int64_t p = start; p < row_end; ++p) {
+                const float* k = kv.k_pool + (slot0 + p) * kv.kv_dim + r.kv_head * hd;
+                scores[p - start] = dot(q, k, hd) * s.scale;
+                block_max = std::max(block_max, scores[p - start]);
+            }
+            const float new_max = std::max(r.m[row], block_max);
+            const float correction = std::exp(r.m[row] - new_max);
+            r.l[row] *= correction;
+            for (int d = 0; d < hd; ++d) acc[d] *= correction;
+            for (int64_t p = start; p < row_end; ++p) {
+                const float e = std::exp(scores[p - start] - new_max);
+                r.l[row] += e;
+                const float* v = kv.v_pool + (slot0 + p) * kv.kv_dim + r.kv_head * hd;
+                for (int d = 0; d < hd; ++d) acc[d] += e * v[d];
+            }
+            r.m[row] = new_max;
+        }
+        start = end;
+    }
+}
+
+// out row = acc / l for a piece that covers its rows' whole context.
+void finalize_piece(const AttnRange& r, int head_dim, float* out_base, int64_t out_stride) {
+    for (int row = 0; row < r.n_tok * r.group; ++row) {
+        const int i = row / r.group, g = row % r.group;
+        float* out = out_base + i * out_stride + g * head_dim;
+        const float inv = r.l[row] > 0.0f ? 1.0f / r.l[row] : 0.0f;
+        const float* acc = r.acc + static_cast<int64_t>(row) * head_dim;
+        for (int d = 0; d < head_dim; ++d) out[d] = acc[d] * inv;
+    }
+}
+
+// Combines the partial softmax sums of pieces [first, last) of one item.
+void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base, int64_t out_stride) {
+    const AttnRange& r0 = pieces[0];
+    for (int row = 0; row < r0.n_tok * r0.group; ++row) {
+        const int i = row / r0.group, g = row % r0.group;
+        float* out = out_base + i * out_stride + g * head_dim;
+        float m = kNegInf;
+        for (int p = 0; p < n; ++p) m = std::max(m, pieces[p].m[row]);
+        float l = 0.0f;
+        std::fill(out, out + head_dim, 0.0f);
+        for (int p = 0; p < n; ++p) {
+            if (pieces[p].m[row] == kNegInf) continue;  // no positions of this row in the piece
+            const float w = std::exp(pieces[p].m[row] - m);
+            l += w * pieces[p].l[row];
+            const float* acc = pieces[p].acc + static_cast<int64_t>(row) * head_dim;
+            for (int d = 0; d < head_dim; ++d) out[d] += w * acc[d];
+        }
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        for (int d = 0; d < head_dim; ++d) out[d] *= inv;
+    }
+}
+
 }  // namespace
 
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out) {
     attend_kv_head(s, kv, q, head / (s.n_head / s.n_head_kv), n_ctx, out);
+}
+
+AttendRangeFn find_attend_range(SimdLevel level, int head_dim) {
+    TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
+    AttendRangeFn fn = nullptr;
+    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512_attend_range(head_dim);
+    if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_attend_range(head_dim);
+    return fn != nullptr ? fn : attend_range_scalar;
+}
+
+void attention_batch(const AttentionShape& s, const float* k_pool, const float* v_pool, int block_size,
+                     const std::vector<AttnSeq>& seqs, const float* q, float* out, ThreadPool& pool,
+                     AttentionScratch& scratch, SimdLevel level) {
+    TS_CHECK(s.n_head % s.n_head_kv == 0 && block_size >= 1 && block_size <= 256);
+    const int group = s.n_head / s.n_head_kv, hd = s.head_dim;
+    const int64_t q_dim = static_cast<int64_t>(s.n_head) * hd;
+    const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
+    const AttendRangeFn kernel = find_attend_range(level, hd);
+
+    // Items: (token run of one sequence, KV head), each cut into pieces.
+    const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
+
+    auto& pieces = scratch.pieces;
+    auto& info = scratch.info;
+    pieces.clear();
+    info.clear();
+    size_t partial_floats = 0;
+    int32_t n_split_items = 0;
+    for (size_t si = 0; si < seqs.size(); ++si) {
+        const AttnSeq& sq = seqs[si];
+        for (int t0 = 0; t0 < sq.n_tokens; t0 += tok_per_piece) {
+            const int n_tok = std::min(tok_per_piece, sq.n_tokens - t0);
+            const int64_t ctx0 = sq.pos0 + t0 + 1, ctx_max = ctx0 + n_tok - 1;
+            for (int h = 0; h < s.n_head_kv; ++h) {
+                const int64_t out_offset = (sq.first + t0) * q_dim + static_cast<int64_t>(h) * group * hd;
+                const bool split = step < ctx_max;
+                for (int64_t p0 = 0; p0 < ctx_max; p0 += step) {
+                    pieces.push_back(AttnRange{q + out_offset, q_dim, n_tok, group, h, ctx0, p0,
+                                               std::min(ctx_max, p0 + step), nullptr, nullptr, nullptr});
+                    info.push_back(AttnPieceInfo{static_cast<int32_t>(si), split ? n_split_items : -1, out_offset});
+                    partial_floats += static_cast<size_t>(n_tok) * group * (hd + 2);
+                }
+                n_split_items += split ? 1 : 0;
+            }
+        }
+    }
+    if (scratch.partial.size() < partial_floats) scratch.partial.resize(partial_floats);
+    size_t off = 0;
+    for (AttnRange& r : pieces) {
+        const size_t rows = static_cast<size_t>(r.n_tok) * r.group;
+        r.acc = scratch.partial.data() + off;
+        r.m = r.acc + rows * hd;
+        r.l = r.m + rows;
+        off += rows * (hd + 2);
+    }
+
+    // Pieces go out through an atomic counter; a piece that covers its whole
+    // item writes the output at once, split items are merged afterwards.
+    std::atomic<size_t> next{0};
+    auto run_pieces = [&](int, int) {
+        for (;;) {
+            const size_t p = next.fetch_add(1, std::memory_order_relaxed);
+            if (p >= pieces.size()) return;
+            const PagedKv kv{k_pool, v_pool, seqs[info[p].seq].block_table, block_size, s.n_head_kv * hd};
+            kernel(s, kv, pieces[p]);
+            if (info[p].split_item < 0) finalize_piece(pieces[p], hd, out + info[p].out_offset, q_dim);
+        }
+    };
+    if (pieces.size() == 1 || pool.size() == 1) {
+        run_pieces(0, 1);
+    } else {
+        pool.run(run_pieces);
+    }
+    for (size_t p = 0; p < pieces.size();) {
+        size_t e = p + 1;
+        if (info[p].split_item >= 0) {
+            while (e < pieces.size() && info[e].split_item == info[p].split_item) ++e;
+            merge_pieces(&pieces[p], static_cast<int>(e - p), hd, out + info[p].out_offset, q_dim);
+        }
+        p = e;
+    }
 }
 
 }  // namespace tessera

@@ -1,8 +1,14 @@
 // Causal attention over F32 K/V rows read through a block table, with an
-// online (streaming) softmax so no score matrix is ever materialised.
+// online (streaming) softmax so no score matrix is ever materialised. The
+// batched entry point groups query heads per KV head (GQA) and tokens per
+// sequence so each K/V row is read once per group, and splits long contexts.
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/dot_kernels.h"
 
 namespace tessera {
 
@@ -21,9 +27,60 @@ struct AttentionShape {
     float scale;  // usually 1/sqrt(head_dim)
 };
 
-// One head of one query token attends to positions [0, n_ctx). q and out are
-// that head's [head_dim] slices; `head` picks the KV head (head / group size).
-// block_size must be at most 256.
+// The scalar reference: one head of one query token attends to positions
+// [0, n_ctx). q and out are that head's [head_dim] slices; `head` picks the
+// KV head (head / group size). block_size must be at most 256.
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out);
+
+// One work piece for a range kernel: query rows of n_tok consecutive tokens
+// of one sequence x `group` query heads of KV head kv_head, against the
+// positions [p0, p1) (token i sees positions < ctx0 + i). Row r = i * group +
+// g reads q + i * q_stride + g * head_dim. Outputs are the unnormalised
+// softmax-weighted V sum, the running max and the running sum per row.
+struct AttnRange {
+    const float* q;
+    int64_t q_stride;
+    int n_tok;
+    int group;
+    int kv_head;
+    int64_t ctx0;
+    int64_t p0, p1;
+    float* acc;  // [n_tok * group, head_dim]
+    float* m;    // [n_tok * group]
+    float* l;    // [n_tok * group]
+};
+using AttendRangeFn = void (*)(const AttentionShape& s, const PagedKv& kv, const AttnRange& r);
+
+// The range kernel at `level` (or the best lower level that supports this
+// head_dim); the scalar version always exists.
+AttendRangeFn find_attend_range(SimdLevel level, int head_dim);
+
+// A run of consecutive tokens of one sequence in a batch.
+struct AttnSeq {
+    const int32_t* block_table;
+    int64_t pos0;    // position of the first token
+    int32_t first;   // index of that token in the batch
+    int32_t n_tokens;
+};
+
+struct AttnPieceInfo {
+    int32_t seq;         // index into the AttnSeq list
+    int32_t split_item;  // pieces of one split item share this id; -1 if unsplit
+    int64_t out_offset;  // float offset of the piece's first output row
+};
+
+// Reusable buffers of attention_batch (grown, never shrunk).
+struct AttentionScratch {
+    std::vector<AttnRange> pieces;
+    std::vector<AttnPieceInfo> info;  // [pieces.size()]
+    std::vector<float> partial;       // acc, m, l of every piece
+};
+
+// Attention of every batch token to its own sequence's positions [0, pos].
+// q and out: [n_tokens, n_head * head_dim]; k_pool/v_pool hold every
+// sequence's K/V (already written for the batch tokens).
+void attention_batch(const AttentionShape& s, const float* k_pool, const float* v_pool, int block_size,
+                     const std::vector<AttnSeq>& seqs, const float* q, float* out, ThreadPool& pool,
+                     AttentionScratch& scratch, SimdLevel level);
 
 }  // namespace tessera

@@ -14,6 +14,7 @@ namespace tessera {
 enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
 
 inline constexpr int kMaxDotTokens = 4;
+inline constexpr int kMaxDotRows = 4;
 
 // The best level this CPU runs (AVX2 needs avx2+fma+f16c; the VNNI level also
 // needs avx512f/bw/vl/vnni).
@@ -30,5 +31,16 @@ using MultiDotFn = void (*)(int64_t n, const void* w_row, const uint8_t* act, si
 // (the scalar reference always does). `level` must not exceed
 // best_simd_level(). The weight type must satisfy is_supported_weight_type.
 MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level);
+
+// out[t * out_stride + r] = dot(w + r * w_stride, act + t * act_stride) for
+// r < n_rows <= kMaxDotRows and t < n_act <= kMaxDotTokens: a register tile,
+// so activation blocks are loaded once per row group. Bit-identical to the
+// MultiDotFn of the same type and level, whatever the tile.
+using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
+                           size_t act_stride, int n_act, float* out, size_t out_stride);
+
+// The tiled kernel for `weight` at `level`, or nullptr where that level has
+// none (the matmul then calls the MultiDotFn row by row).
+RowsDotFn find_rows_dot(GgmlType weight, SimdLevel level);
 
 }  // namespace tessera

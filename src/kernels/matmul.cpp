@@ -1,11 +1,12 @@
 // Tiled, threaded matmul over the dot kernels. Work is cut into tasks of
 // kRowTile weight rows x kTokBlock tokens, handed out through an atomic
-// counter (robust to busy cores); inside a task each weight row is read once
-// per group of kMaxDotTokens tokens.
+// counter (robust to busy cores); inside a task the dot kernels work on
+// register tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
 #include "kernels/matmul.h"
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include "core/check.h"
 #include "tensor/quant.h"
@@ -17,30 +18,51 @@ constexpr int64_t kRowTile = 16;
 constexpr int64_t kTokBlock = 64;
 constexpr int64_t kParallelQuantizeMinTokens = 8;
 
-struct MatmulJob {
+// One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that
+// share the (already quantized) input.
+struct MatmulPart {
     const WeightMatrix* w;
+    float* y;
+    MultiDotFn dot;
+    RowsDotFn rows_dot;  // nullptr: row by row through `dot`
+    int64_t n_row_tiles;
+    int64_t first_task;
+};
+
+struct MatmulJob {
+    MatmulPart parts[kMaxMatmulGroup];
+    int n_parts = 0;
     const uint8_t* act;  // [n_tok, act_stride]
     size_t act_stride;
     int64_t n_tok;
-    float* y;
-    MultiDotFn dot;
-    int64_t n_row_tiles;
-    int64_t n_tasks;
+    int64_t n_tasks = 0;
     std::atomic<int64_t> next_task{0};
 };
 
 void run_task(const MatmulJob& job, int64_t task) {
-    const int64_t tok_block = task / job.n_row_tiles, row_tile = task % job.n_row_tiles;
-    const int64_t r0 = row_tile * kRowTile, r1 = std::min(job.w->rows, r0 + kRowTile);
+    int p = 0;
+    while (p + 1 < job.n_parts && task >= job.parts[p + 1].first_task) ++p;
+    const MatmulPart& part = job.parts[p];
+    const WeightMatrix& w = *part.w;
+    task -= part.first_task;
+    const int64_t tok_block = task / part.n_row_tiles, row_tile = task % part.n_row_tiles;
+    const int64_t r0 = row_tile * kRowTile, r1 = std::min(w.rows, r0 + kRowTile);
     const int64_t t0 = tok_block * kTokBlock, t1 = std::min(job.n_tok, t0 + kTokBlock);
     float out[kMaxDotTokens];
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
         const uint8_t* act = job.act + static_cast<size_t>(t) * job.act_stride;
+        if (part.rows_dot != nullptr) {
+            for (int64_t r = r0; r < r1; r += kMaxDotRows) {
+                const int n_rows = static_cast<int>(std::min<int64_t>(kMaxDotRows, r1 - r));
+                part.rows_dot(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, act,
+                              job.act_stride, n_act, part.y + t * w.rows + r, static_cast<size_t>(w.rows));
+            }
+            continue;
+        }
         for (int64_t r = r0; r < r1; ++r) {
-            job.dot(job.w->cols, job.w->data + static_cast<size_t>(r) * job.w->row_bytes, act, job.act_stride,
-                    n_act, out);
-            for (int j = 0; j < n_act; ++j) job.y[(t + j) * job.w->rows + r] = out[j];
+            part.dot(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, act, job.act_stride, n_act, out);
+            for (int j = 0; j < n_act; ++j) part.y[(t + j) * w.rows + r] = out[j];
         }
     }
 }
@@ -84,30 +106,52 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tok, float* y, Thre
 
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
             std::vector<uint8_t>& scratch, SimdLevel level) {
-    TS_CHECK(is_supported_weight_type(w.type));
-    TS_CHECK(w.cols % block_elems(w.type) == 0 && w.rows >= 0 && n_tok >= 0);
-    if (n_tok == 0 || w.rows == 0) return;
-    const GgmlType act_type = activation_type_for(w.type);
+    const MatmulOut one{&w, y};
+    matmul_group(std::span(&one, 1), x, n_tok, pool, scratch, level);
+}
+
+void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok, ThreadPool& pool,
+                  std::vector<uint8_t>& scratch, SimdLevel level) {
+    TS_CHECK(!outs.empty() && outs.size() <= static_cast<size_t>(kMaxMatmulGroup) && n_tok >= 0);
+    const WeightMatrix& w0 = *outs[0].w;
+    const GgmlType act_type = activation_type_for(w0.type);
+    for (const MatmulOut& o : outs) {
+        TS_CHECK(is_supported_weight_type(o.w->type));
+        TS_CHECK(o.w->cols % block_elems(o.w->type) == 0 && o.w->rows >= 0);
+        TS_CHECK(o.w->cols == w0.cols && activation_type_for(o.w->type) == act_type);
+    }
+    if (n_tok == 0) return;
     MatmulJob job;
-    job.w = &w;
     if (act_type == GgmlType::F32) {  // float activations are used in place
         job.act = reinterpret_cast<const uint8_t*>(x);
-        job.act_stride = static_cast<size_t>(w.cols) * sizeof(float);
+        job.act_stride = static_cast<size_t>(w0.cols) * sizeof(float);
     } else {
-        job.act_stride = quantize_activations(act_type, x, n_tok, w.cols, pool, scratch);
+        job.act_stride = quantize_activations(act_type, x, n_tok, w0.cols, pool, scratch);
         job.act = scratch.data();
     }
     job.n_tok = n_tok;
-    job.y = y;
-    job.dot = find_multi_dot(w.type, level);
-    job.n_row_tiles = (w.rows + kRowTile - 1) / kRowTile;
-    job.n_tasks = job.n_row_tiles * ((n_tok + kTokBlock - 1) / kTokBlock);
+    const int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
+    for (const MatmulOut& o : outs) {
+        MatmulPart& part = job.parts[job.n_parts++];
+        part.w = o.w;
+        part.y = o.y;
+        part.dot = find_multi_dot(o.w->type, level);
+        part.rows_dot = find_rows_dot(o.w->type, level);
+        part.n_row_tiles = (o.w->rows + kRowTile - 1) / kRowTile;
+        part.first_task = job.n_tasks;
+        job.n_tasks += part.n_row_tiles * n_tok_blocks;
+    }
+    if (job.n_tasks == 0) return;
     if (job.n_tasks == 1 || pool.size() == 1) {
         worker(&job);
         return;
     }
     MatmulJob* job_ptr = &job;
     pool.run([job_ptr](int, int) { worker(job_ptr); });
+}
+
+bool can_group(const WeightMatrix& a, const WeightMatrix& b) {
+    return a.cols == b.cols && activation_type_for(a.type) == activation_type_for(b.type);
 }
 
 void embedding_row(GgmlType t, const uint8_t* table, size_t row_bytes, int64_t row, int64_t n_embd, float* out) {

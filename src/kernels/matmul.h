@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -37,6 +38,19 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tok, float* y, Thre
 // not exceed best_simd_level().
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
             std::vector<uint8_t>& scratch, SimdLevel level);
+
+// Several matrices applied to the same input in one parallel region: the
+// input is quantized once and all their row tiles share one work queue (Q/K/V,
+// gate/up). Every matrix must have the same cols and activation type
+// (can_group); each y is [n_tok, w.rows]. Results equal separate matmuls.
+inline constexpr int kMaxMatmulGroup = 3;
+struct MatmulOut {
+    const WeightMatrix* w;
+    float* y;
+};
+void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok, ThreadPool& pool,
+                  std::vector<uint8_t>& scratch, SimdLevel level = best_simd_level());
+bool can_group(const WeightMatrix& a, const WeightMatrix& b);
 
 // out[0..n_embd) = row `row` of an embedding table stored in format t.
 void embedding_row(GgmlType t, const uint8_t* table, size_t row_bytes, int64_t row, int64_t n_embd, float* out);

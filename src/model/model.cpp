@@ -32,6 +32,8 @@ struct Model::Workspace {
     std::vector<float> gate;   // [capacity, n_ff]
     std::vector<float> up;     // [capacity, n_ff]
     std::vector<uint8_t> scratch;  // matmul activation quantization
+    std::vector<AttnSeq> attn_seqs;
+    AttentionScratch attn_scratch;
     RopeTable rope;
 
     // Grows (never shrinks) so steady-state steps allocate nothing.
@@ -142,9 +144,14 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     Workspace& ws = *ws_;
     const auto n = static_cast<int64_t>(batch.tokens.size());
     rmsnorm(ws.x.data(), w.attn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
-    matmul(w.wq, ws.h.data(), n, ws.q.data(), pool, ws.scratch);
-    matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
-    matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
+    if (can_group(w.wq, w.wk) && can_group(w.wq, w.wv)) {
+        const MatmulOut qkv[] = {{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}};
+        matmul_group(qkv, ws.h.data(), n, pool, ws.scratch);
+    } else {
+        matmul(w.wq, ws.h.data(), n, ws.q.data(), pool, ws.scratch);
+        matmul(w.wk, ws.h.data(), n, ws.k.data(), pool, ws.scratch);
+        matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
+    }
 
     float* k_pool = cache.k_pool(layer);
     float* v_pool = cache.v_pool(layer);
@@ -172,18 +179,15 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
         std::copy(v, v + c.kv_dim(), v_pool + slot * c.kv_dim());
     }
 
-    // One work item per (token, head): a single decode token still spreads
-    // over every core.
+    // Query heads are grouped per KV head and long contexts split, so a
+    // single decode token still spreads over every core.
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-    pool.parallel_for(n * c.n_head, [&](int64_t begin, int64_t end) {
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t t = item / c.n_head;
-            const int head = static_cast<int>(item % c.n_head);
-            const PagedKv kv{k_pool, v_pool, batch.seqs[batch.seq_of[t]].block_table, bs, c.kv_dim()};
-            const int64_t off = t * c.q_dim() + static_cast<int64_t>(head) * c.head_dim;
-            attend_head(shape, kv, ws.q.data() + off, head, position(t) + 1, ws.attn.data() + off);
-        }
-    });
+    ws.attn_seqs.clear();
+    for (const BatchSequence& s : batch.seqs) {
+        ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
+    }
+    attention_batch(shape, k_pool, v_pool, bs, ws.attn_seqs, ws.q.data(), ws.attn.data(), pool, ws.attn_scratch,
+                    best_simd_level());
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), pool, ws.scratch);
     add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);
 }
@@ -193,8 +197,13 @@ void Model::ffn_layer(int layer, int64_t n, ThreadPool& pool) {
     const LayerWeights& w = weights_.layers[layer];
     Workspace& ws = *ws_;
     rmsnorm(ws.x.data(), w.ffn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
-    matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), pool, ws.scratch);
-    matmul(w.w_up, ws.h.data(), n, ws.up.data(), pool, ws.scratch);
+    if (can_group(w.w_gate, w.w_up)) {
+        const MatmulOut gate_up[] = {{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}};
+        matmul_group(gate_up, ws.h.data(), n, pool, ws.scratch);
+    } else {
+        matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), pool, ws.scratch);
+        matmul(w.w_up, ws.h.data(), n, ws.up.data(), pool, ws.scratch);
+    }
     swiglu_inplace(ws.gate.data(), ws.up.data(), n * c.n_ff);
     matmul(w.w_down, ws.gate.data(), n, ws.proj.data(), pool, ws.scratch);
     add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);

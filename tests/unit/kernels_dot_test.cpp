@@ -92,6 +92,46 @@ TEST(DotKernelsTest, ResultDoesNotDependOnTokenCount) {
     }
 }
 
+TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
+    // The register-tiled kernels must give each output exactly what the
+    // one-row kernel gives (which the test above checks against the scalar
+    // reference), for every tile shape.
+    std::mt19937 rng(24);
+    for (GgmlType t : kWeightTypes) {
+        const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * 7;
+        const GgmlType at = activation_type_for(t);
+        const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> w, acts(stride * kMaxDotTokens);
+        for (int r = 0; r < kMaxDotRows; ++r) {
+            const auto row = test::random_weight_row(rng, t, n);
+            w.insert(w.end(), row.begin(), row.end());
+        }
+        for (int j = 0; j < kMaxDotTokens; ++j) {
+            const auto x = test::random_floats(rng, n);
+            quantize_row(at, x.data(), acts.data() + j * stride, n);
+        }
+        for (SimdLevel level : runnable_levels()) {
+            const RowsDotFn rows = find_rows_dot(t, level);
+            if (rows == nullptr) continue;
+            const MultiDotFn one = find_multi_dot(t, level);
+            for (int nr = 1; nr <= kMaxDotRows; ++nr) {
+                for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
+                    float tile[kMaxDotTokens * kMaxDotRows];
+                    rows(n, w.data(), wb, nr, acts.data(), stride, nt, tile, kMaxDotRows);
+                    for (int r = 0; r < nr; ++r) {
+                        float ref[kMaxDotTokens];
+                        one(n, w.data() + r * wb, acts.data(), stride, nt, ref);
+                        for (int j = 0; j < nt; ++j) {
+                            ASSERT_EQ(f32_to_bits(tile[j * kMaxDotRows + r]), f32_to_bits(ref[j]))
+                                << ggml_type_name(t) << " " << simd_level_name(level) << " tile " << nr << "x" << nt;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
     if (best_simd_level() != SimdLevel::Avx512Vnni) GTEST_SKIP() << "CPU has no AVX-512 VNNI";
     std::mt19937 rng(23);

@@ -102,6 +102,30 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     }
 }
 
+TEST(MatmulTest, GroupEqualsSeparateMatmulsBitForBit) {
+    std::mt19937 rng(36);
+    ThreadPool pool(3);
+    std::vector<uint8_t> scratch;
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q4_K, GgmlType::F32}) {
+        const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2;
+        const Matrix a = random_matrix(rng, t, 37, cols), b = random_matrix(rng, t, 5, cols),
+                     c = random_matrix(rng, t, 64, cols);
+        for (int64_t n_tok : {1, 6, 70}) {
+            const auto x = test::random_floats(rng, n_tok * cols);
+            std::vector<float> ya(n_tok * 37), yb(n_tok * 5), yc(n_tok * 64), ref;
+            const MatmulOut outs[] = {{&a.view, ya.data()}, {&b.view, yb.data()}, {&c.view, yc.data()}};
+            matmul_group(outs, x.data(), n_tok, pool, scratch);
+            for (const auto& [m, y] : {std::pair{&a, &ya}, std::pair{&b, &yb}, std::pair{&c, &yc}}) {
+                ref.assign(y->size(), NAN);
+                matmul(m->view, x.data(), n_tok, ref.data(), pool, scratch);
+                for (size_t i = 0; i < ref.size(); ++i) {
+                    ASSERT_EQ(f32_to_bits(ref[i]), f32_to_bits((*y)[i])) << ggml_type_name(t) << " " << n_tok;
+                }
+            }
+        }
+    }
+}
+
 TEST(MatmulTest, EveryLevelAgreesWithScalarLevel) {
     std::mt19937 rng(33);
     ThreadPool pool(2);

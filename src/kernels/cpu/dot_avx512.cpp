@@ -19,14 +19,17 @@ namespace tessera::x86 {
 namespace avx512_impl {
 constexpr bool kVnni = true;
 #include "kernels/cpu/dot_x86_body.h"
+#include "kernels/cpu/dot_rows_x86_body.h"
 }  // namespace avx512_impl
 
 MultiDotFn avx512vnni_multi_dot(GgmlType weight) { return avx512_impl::select_kernel(weight); }
+RowsDotFn avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_rows_kernel(weight); }
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {
 MultiDotFn avx512vnni_multi_dot(GgmlType) { return nullptr; }
+RowsDotFn avx512vnni_rows_dot(GgmlType) { return nullptr; }
 }  // namespace tessera::x86
 #endif

@@ -60,59 +60,6 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
     }
 }
 
-// Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y. The adjacent fp16 pair
-// (d_y, s_y) is converted with one vcvtph2ps, and m_x s_y accumulates in lane
-// 1 of a 128-bit vector (lane 0 multiplies by zero).
-template <int NT>
-void q4_1_tile(int64_t nb, const BlockQ4_1* x, const uint8_t* act, size_t stride, float* out) {
-    const BlockQ8_1* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[kAccSets<NT>][NT] = {};
-    __m128 summs[NT];
-    for (int t = 0; t < NT; ++t) summs[t] = _mm_setzero_ps();
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        const int set = static_cast<int>(ib % kAccSets<NT>);
-        const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&x[ib].d)));  // (d_x, m_x)
-        const __m256 dx = _mm256_broadcastss_ps(dm);
-        const __m128 mx = _mm_blend_ps(_mm_setzero_ps(), dm, 0x2);  // (0, m_x, 0, 0)
-        const __m256i u = unpack_nibbles(x[ib].qs);
-        for (int t = 0; t < NT; ++t) {
-            const __m128 ds = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&y[t][ib].d)));  // (d_y, s_y)
-            const __m256i p = dot_u8s8(u, load256(y[t][ib].qs));
-            const __m256 scale = _mm256_mul_ps(dx, _mm256_broadcastss_ps(ds));
-            acc[set][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[set][t]);
-            summs[t] = _mm_fmadd_ps(mx, ds, summs[t]);
-        }
-    }
-    float extra[NT];
-    for (int t = 0; t < NT; ++t) extra[t] = _mm_cvtss_f32(_mm_movehdup_ps(summs[t]));
-    finish<NT>(acc, extra, out);
-}
-
-// Q4_0 x Q8_0 and Q8_0 x Q8_0: signed weights, via |w| * sign(a, w).
-template <int NT, class Block>
-void signed_q8_tile(int64_t nb, const Block* x, const uint8_t* act, size_t stride, float* out) {
-    const BlockQ8_0* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[kAccSets<NT>][NT] = {};
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        const int set = static_cast<int>(ib % kAccSets<NT>);
-        __m256i w;
-        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-            w = _mm256_sub_epi8(unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
-        } else {
-            w = load256(x[ib].qs);
-        }
-        const __m256i aw = _mm256_sign_epi8(w, w);
-        const float dx = h2f(x[ib].d);
-        for (int t = 0; t < NT; ++t) {
-            const __m256i p = dot_u8s8(aw, _mm256_sign_epi8(load256(y[t][ib].qs), w));
-            acc[set][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][ib].d)), _mm256_cvtepi32_ps(p), acc[set][t]);
-        }
-    }
-    finish<NT>(acc, nullptr, out);
-}
-
 // Q4_K x Q8_K: d d_y sum_s sc_s dot_s - dmin d_y sum_s m_s bsum_s.
 template <int NT>
 void q4_k_tile(int64_t nb, const BlockQ4_K* x, const uint8_t* act, size_t stride, float* out) {
@@ -239,24 +186,6 @@ void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int 
 static_assert(kMaxDotTokens == 4);
 
 template <int NT>
-struct Q4_1Tile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        q4_1_tile<NT>(n / kQK, static_cast<const BlockQ4_1*>(w), a, s, o);
-    }
-};
-template <int NT>
-struct Q4_0Tile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        signed_q8_tile<NT>(n / kQK, static_cast<const BlockQ4_0*>(w), a, s, o);
-    }
-};
-template <int NT>
-struct Q8_0Tile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        signed_q8_tile<NT>(n / kQK, static_cast<const BlockQ8_0*>(w), a, s, o);
-    }
-};
-template <int NT>
 struct Q4_KTile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
         q4_k_tile<NT>(n / kQKK, static_cast<const BlockQ4_K*>(w), a, s, o);
@@ -277,15 +206,3 @@ struct F16Tile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, true>(n, w, a, s, o); }
 };
 
-inline MultiDotFn select_kernel(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::Q4_0: return multi_dot<Q4_0Tile>;
-        case GgmlType::Q4_1: return multi_dot<Q4_1Tile>;
-        case GgmlType::Q8_0: return multi_dot<Q8_0Tile>;
-        case GgmlType::Q4_K: return multi_dot<Q4_KTile>;
-        case GgmlType::Q6_K: return multi_dot<Q6_KTile>;
-        case GgmlType::F32: return multi_dot<F32Tile>;
-        case GgmlType::F16: return multi_dot<F16Tile>;
-        default: return nullptr;
-    }
-}

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Kernel-level side by side: `tessera bench` vs llama.cpp (llama-cpp-python's
+low-level batch API), alternating one repetition of each so both see the same
+machine load. Prints a Markdown table of means and the tessera/llama.cpp ratio.
+
+Tests (each optional):
+  pp   prompt processing of --pp tokens (random ids), one batch
+  tg   single-stream decode of --tg tokens after an empty context
+  batch  --seqs sequences, each prefilled with --batch-prompt tokens
+       (untimed), then --tg steps decoding one token of every sequence
+  depth  single-stream decode of --tg tokens after --depth tokens of context
+
+llama.cpp runs with its default F16 KV cache; flash attention follows --fa
+(default on). Both engines get --threads threads.
+
+Usage: python3 bench/compare_kernels.py MODEL.gguf [MODEL2.gguf ...]
+       [--tests pp,tg,batch,depth] [--reps 3] [--threads 2] [--pp 512] [--tg 128]
+       [--seqs 32] [--batch-prompt 128] [--depth 4096] [--fa on|off]
+Needs: build/tessera, pip install llama-cpp-python.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import time
+
+import llama_cpp as L
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class LlamaCpp:
+    """One llama.cpp context sized for the test; decode through llama_batch."""
+
+    def __init__(self, model, n_ctx, n_seq, threads, fa):
+        cp = L.llama_context_default_params()
+        cp.n_ctx = n_ctx
+        cp.n_batch = 4096
+        cp.n_ubatch = 512
+        cp.n_seq_max = n_seq
+        cp.n_threads = threads
+        cp.n_threads_batch = threads
+        cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if fa else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        self.ctx = L.llama_init_from_model(model, cp)
+        assert self.ctx, "llama.cpp context creation failed"
+        self.mem = L.llama_get_memory(self.ctx)
+        self.batch = L.llama_batch_init(4096, 0, 1)
+
+    def close(self):
+        L.llama_batch_free(self.batch)
+        L.llama_free(self.ctx)
+
+    def decode(self, entries):
+        """entries: (token, pos, seq, want_logits) tuples, one batch."""
+        b = self.batch
+        b.n_tokens = len(entries)
+        for i, (tok, pos, seq, want) in enumerate(entries):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = tok, pos, 1, want
+            b.seq_id[i][0] = seq
+        assert L.llama_decode(self.ctx, b) == 0, "llama_decode failed"
+
+    def prefill(self, tokens, seq=0, pos0=0):
+        for s in range(0, len(tokens), 4096):
+            chunk = tokens[s:s + 4096]
+            self.decode([(t, pos0 + s + i, seq, i == len(chunk) - 1) for i, t in enumerate(chunk)])
+
+
+def tessera(model, args):
+    r = subprocess.run([f"{ROOT}/build/tessera", "bench", "-m", model, "-r", "1", "--json", "--bw-mib", "0"] + args,
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)["results"]
+
+
+def run_test(test, model_path, lmodel, a, vocab):
+    rnd = random.Random(5)
+    toks = lambda n: [rnd.randrange(vocab) for _ in range(n)]  # noqa: E731
+    T = str(a.threads)
+    if test == "pp":
+        targs = ["-p", str(a.pp), "-b", "0", "--no-single", "-t", T]
+        lc = LlamaCpp(lmodel, a.pp + 16, 1, a.threads, a.fa)
+        prompt = toks(a.pp)
+
+        def lrun():
+            L.llama_memory_clear(lc.mem, True)
+            t0 = time.perf_counter()
+            lc.prefill(prompt)
+            return a.pp / (time.perf_counter() - t0)
+        label = f"pp{a.pp}"
+    elif test in ("tg", "depth"):
+        depth = a.depth if test == "depth" else 0
+        targs = ["-p", "0", "-n", str(a.tg), "-b", "0", "-d", str(depth), "-t", T]
+        lc = LlamaCpp(lmodel, depth + a.tg + 16, 1, a.threads, a.fa)
+        if depth:
+            lc.prefill(toks(depth))
+        steps = toks(a.tg)
+
+        def lrun():
+            L.llama_memory_seq_rm(lc.mem, 0, depth, -1)
+            t0 = time.perf_counter()
+            for i, t in enumerate(steps):
+                lc.decode([(t, depth + i, 0, True)])
+            return a.tg / (time.perf_counter() - t0)
+        label = f"tg{a.tg}" + (f" @ d{depth}" if depth else "")
+    else:
+        targs = ["-p", "0", "-n", str(a.tg), "-b", str(a.seqs), "--batch-prompt", str(a.batch_prompt),
+                 "--no-single", "-t", T]
+        lc = LlamaCpp(lmodel, a.seqs * (a.batch_prompt + a.tg + 16), a.seqs, a.threads, a.fa)
+        for s in range(a.seqs):
+            lc.prefill(toks(a.batch_prompt), seq=s)
+        steps = toks(a.seqs)
+
+        def lrun():
+            for s in range(a.seqs):
+                L.llama_memory_seq_rm(lc.mem, s, a.batch_prompt, -1)
+            t0 = time.perf_counter()
+            for i in range(a.tg):
+                lc.decode([(steps[s], a.batch_prompt + i, s, True) for s in range(a.seqs)])
+            return a.seqs * a.tg / (time.perf_counter() - t0)
+        label = f"{a.seqs} seqs x tg{a.tg} @ d{a.batch_prompt}"
+    ts, ls = [], []
+    for _ in range(a.reps):
+        ts.append(tessera(model_path, targs)[0]["tps_mean"])
+        ls.append(lrun())
+    lc.close()
+    return label, ts, ls
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--tests", default="pp,tg")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--pp", type=int, default=512)
+    ap.add_argument("--tg", type=int, default=128)
+    ap.add_argument("--seqs", type=int, default=32)
+    ap.add_argument("--batch-prompt", type=int, default=128)
+    ap.add_argument("--depth", type=int, default=4096)
+    ap.add_argument("--fa", choices=["on", "off"], default="on")
+    a = ap.parse_args()
+    a.fa = a.fa == "on"
+    L.llama_backend_init()
+    quiet = L.llama_log_callback(lambda *_: None)  # kept alive: llama.cpp calls it later
+    L.llama_log_set(quiet, None)
+    print("| model | test | tessera t/s | llama.cpp t/s | ratio |")
+    print("|---|---|---|---|---|")
+    for path in a.models:
+        mp = L.llama_model_default_params()
+        lmodel = L.llama_model_load_from_file(path.encode(), mp)
+        vocab = L.llama_vocab_n_tokens(L.llama_model_get_vocab(lmodel))
+        for test in a.tests.split(","):
+            label, ts, ls = run_test(test, path, lmodel, a, vocab)
+            t, lm = statistics.mean(ts), statistics.mean(ls)
+            print(f"| {os.path.basename(path)} | {label} | {t:.1f} ± {statistics.pstdev(ts):.1f} "
+                  f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} |", flush=True)
+        L.llama_model_free(lmodel)
+    print(f"\n{a.reps} alternating repetitions, mean ± stddev; threads={a.threads}; "
+          f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache")
+
+
+if __name__ == "__main__":
+    main()

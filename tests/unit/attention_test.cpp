@@ -1,0 +1,127 @@
+// attention_batch (GQA grouping, context splitting, scalar/AVX2/AVX-512 range
+// kernels) against the scalar reference attend_head, on odd shapes: contexts
+// that are not a multiple of the block size, single tokens, GQA 9/3, MQA,
+// head_dim 64/128 and widths no vector level supports, shuffled block tables.
+#include "kernels/attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace tessera {
+namespace {
+
+struct Case {
+    int n_head, n_head_kv, head_dim, block_size;
+    std::vector<std::pair<int64_t, int32_t>> runs;  // (pos0, n_tokens) per sequence
+};
+
+void check_case(const Case& c, ThreadPool& pool, SimdLevel level) {
+    std::mt19937 rng(7 + c.n_head * 31 + c.head_dim);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const int kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
+    // Each sequence gets its own blocks, handed out in a shuffled order.
+    std::vector<int64_t> blocks_per_seq;
+    int64_t n_blocks = 0;
+    for (auto [pos0, n] : c.runs) {
+        blocks_per_seq.push_back((pos0 + n + c.block_size - 1) / c.block_size);
+        n_blocks += blocks_per_seq.back();
+    }
+    std::vector<int32_t> order(static_cast<size_t>(n_blocks));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::vector<int32_t>> tables(blocks_per_seq.size());
+    size_t next = 0;
+    for (size_t s = 0; s < tables.size(); ++s) {
+        for (int64_t b = 0; b < blocks_per_seq[s]; ++b) tables[s].push_back(order[next++]);
+    }
+    std::vector<float> k(static_cast<size_t>(n_blocks * c.block_size * kv_dim));
+    std::vector<float> v(k.size());
+    for (auto& x : k) x = nd(rng);
+    for (auto& x : v) x = nd(rng);
+    std::vector<AttnSeq> seqs;
+    int32_t n_tok = 0;
+    for (size_t s = 0; s < c.runs.size(); ++s) {
+        seqs.push_back(AttnSeq{tables[s].data(), c.runs[s].first, n_tok, c.runs[s].second});
+        n_tok += c.runs[s].second;
+    }
+    const size_t n_q = static_cast<size_t>(n_tok) * q_dim;
+    std::vector<float> q(n_q), out(n_q), ref(n_q);
+    for (auto& x : q) x = 2.0f * nd(rng);  // peaked softmax: mistakes show
+    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+    AttentionScratch scratch;
+    attention_batch(shape, k.data(), v.data(), c.block_size, seqs, q.data(), out.data(), pool, scratch, level);
+    for (const AttnSeq& s : seqs) {
+        const PagedKv kv{k.data(), v.data(), s.block_table, c.block_size, kv_dim};
+        for (int32_t t = 0; t < s.n_tokens; ++t) {
+            for (int h = 0; h < c.n_head; ++h) {
+                const int64_t off = static_cast<int64_t>(s.first + t) * q_dim + h * c.head_dim;
+                attend_head(shape, kv, q.data() + off, h, s.pos0 + t + 1, ref.data() + off);
+            }
+        }
+    }
+    for (size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_NEAR(out[i], ref[i], 2e-5f * (1.0f + std::fabs(ref[i])))
+            << "element " << i << " level " << simd_level_name(level) << " heads " << c.n_head << "/" << c.n_head_kv
+            << " head_dim " << c.head_dim << " block " << c.block_size << " threads " << pool.size();
+    }
+}
+
+TEST(AttentionTest, BatchMatchesReferenceOnOddShapes) {
+    const std::vector<Case> cases = {
+        {9, 3, 64, 16, {{0, 1}}},                          // first token alone
+        {9, 3, 64, 16, {{36, 1}}},                         // decode, context 37
+        {9, 3, 64, 16, {{0, 45}, {100, 1}, {7, 3}}},       // prefill + decodes
+        {4, 4, 128, 16, {{0, 19}, {600, 1}}},              // MHA, long decode (split)
+        {8, 1, 64, 7, {{0, 13}, {1000, 2}}},               // MQA, odd block size
+        {32, 4, 64, 16, {{2100, 1}}},                      // 1.1B-like GQA 8
+        {6, 2, 24, 16, {{0, 9}, {300, 1}}},                // width AVX-512 cannot take
+        {2, 1, 12, 5, {{0, 11}, {40, 1}}},                 // width no SIMD level takes
+    };
+    ThreadPool pool1(1), pool3(3);
+    for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
+        for (const Case& c : cases) {
+            check_case(c, pool1, static_cast<SimdLevel>(lv));
+            check_case(c, pool3, static_cast<SimdLevel>(lv));
+        }
+    }
+}
+
+TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
+    // A long decode row alone (split over pieces) and the same row inside a
+    // batch of other sequences, on 1 and 3 threads: bit-identical.
+    std::mt19937 rng(99);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const int hd = 64, n_head = 9, n_kv = 3, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
+    const int64_t ctx = 1500, n_blocks = (ctx + bs - 1) / bs + 8;
+    std::vector<float> k(static_cast<size_t>(n_blocks * bs * kv_dim)), v(k.size());
+    for (auto& x : k) x = nd(rng);
+    for (auto& x : v) x = nd(rng);
+    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::vector<float> q(static_cast<size_t>(5) * q_dim);
+    for (auto& x : q) x = nd(rng);
+    const AttentionShape shape{n_head, n_kv, hd, 0.125f};
+    AttentionScratch scratch;
+    ThreadPool pool1(1), pool3(3);
+    std::vector<float> alone(q_dim), batched(q.size());
+    attention_batch(shape, k.data(), v.data(), bs, {AttnSeq{table.data(), ctx - 1, 0, 1}}, q.data(), alone.data(),
+                    pool1, scratch, best_simd_level());
+    // The same sequence as the last token of a 4-token run, after another sequence.
+    const std::vector<AttnSeq> seqs = {AttnSeq{table.data(), 10, 0, 1}, AttnSeq{table.data(), ctx - 4, 1, 4}};
+    std::copy(q.begin(), q.begin() + q_dim, q.begin() + 4 * q_dim);
+    attention_batch(shape, k.data(), v.data(), bs, seqs, q.data(), batched.data(), pool3, scratch, best_simd_level());
+    for (int i = 0; i < q_dim; ++i) ASSERT_EQ(alone[i], batched[4 * q_dim + i]) << i;
+}
+
+TEST(AttentionTest, FindRangeKernelFallsBackOnUnsupportedWidths) {
+    EXPECT_NE(find_attend_range(best_simd_level(), 12), nullptr);
+    EXPECT_NE(find_attend_range(SimdLevel::Scalar, 64), nullptr);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# Writes full-size llama-shaped GGUF models with random weights (SmolLM2-135M
+# or TinyLlama-1.1B geometry) so speed can be measured on weight types and
+# sizes no real model here has; llama.cpp loads them too (valid gpt2 vocab).
+"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K --out FILE.gguf
+
+Every matrix (and the token embedding / output head) is stored in --wtype;
+norms stay F32. K-quant rows must be a multiple of 256 elements, which
+SmolLM2's width (576) is not, so `--shape 135m --wtype Q4_K` widens the model
+to 768 (12 query / 4 KV heads of 64): still a 135M-class model. The weights are
+random (N(0, 1/fan_in)), so the text is noise: these files are for speed only.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import gguf
+from gguf import GGMLQuantizationType as QT
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_tiny_model import QK_K, byte_tokens, encode  # noqa: E402
+
+# name -> (n_vocab, n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx, rope base, tied)
+SHAPES = {
+    "135m": (49152, 576, 30, 9, 3, 1536, 8192, 100000.0, True),
+    "1.1b": (32000, 2048, 22, 32, 4, 5632, 4096, 10000.0, False),
+}
+WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K"]
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def vocab(n_vocab: int) -> tuple[list[str], list[str], list[int]]:
+    """Byte tokens, then merges of printable tokens (pairs, then longer runs)
+    until the vocabulary has n_vocab entries; each merge names two existing
+    tokens whose concatenation is the new token, as a BPE vocab must."""
+    tokens = byte_tokens()
+    seen = set(tokens)
+    alphabet = [chr(c) for c in range(ord("!"), ord("~") + 1)]
+    merges: list[str] = []
+    n_normal = n_vocab - len(SPECIALS)
+    frontier = list(alphabet)
+    while len(tokens) < n_normal:
+        grown = []
+        for left in frontier:
+            for right in alphabet:
+                if len(tokens) == n_normal:
+                    break
+                new = left + right
+                if new in seen:
+                    continue
+                seen.add(new)
+                tokens.append(new)
+                merges.append(f"{left} {right}")
+                grown.append(new)
+        frontier = grown
+    tokens += SPECIALS
+    types = [1] * n_normal + [3] * len(SPECIALS)  # 1 normal, 3 control
+    return tokens, merges, types
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shape", choices=sorted(SHAPES), required=True)
+    ap.add_argument("--wtype", choices=WTYPES, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    n_vocab, n_embd, n_layer, n_head, n_kv, n_ff, n_ctx, base, tied = SHAPES[a.shape]
+    head_dim = n_embd // n_head
+    if a.wtype == "Q4_K" and n_embd % QK_K:
+        n_embd, n_head, n_kv = 768, 12, 4
+    qtype = QT[a.wtype]
+    rng = np.random.default_rng(a.seed)
+
+    w = gguf.GGUFWriter(a.out, "llama")
+    w.add_name(f"tessera-random-{a.shape}-{a.wtype}")
+    w.add_context_length(n_ctx)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(base)
+    w.add_rope_dimension_count(head_dim)
+    w.add_file_type(int(gguf.LlamaFileType[f"MOSTLY_{a.wtype}" if a.wtype != "Q4_K" else "MOSTLY_Q4_K_M"]))
+    tokens, merges, types = vocab(n_vocab)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(n_vocab - len(SPECIALS))
+    w.add_eos_token_id(n_vocab - len(SPECIALS))
+
+    def mat(name: str, n_out: int, n_in: int, scale: float | None = None) -> None:
+        m = (rng.standard_normal((n_out, n_in), dtype=np.float32) * (scale or 1.0 / np.sqrt(n_in)))
+        w.add_tensor(name, encode(m, qtype), raw_dtype=qtype)
+
+    def norm(name: str) -> None:
+        w.add_tensor(name, (1.0 + 0.1 * rng.standard_normal(n_embd)).astype(np.float32))
+
+    q_dim, kv_dim = n_head * head_dim, n_kv * head_dim
+    mat("token_embd.weight", n_vocab, n_embd, 1.0 / np.sqrt(n_embd) if tied else 1.0)
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        norm(p + "attn_norm.weight")
+        mat(p + "attn_q.weight", q_dim, n_embd)
+        mat(p + "attn_k.weight", kv_dim, n_embd)
+        mat(p + "attn_v.weight", kv_dim, n_embd)
+        mat(p + "attn_output.weight", n_embd, q_dim)
+        norm(p + "ffn_norm.weight")
+        mat(p + "ffn_gate.weight", n_ff, n_embd)
+        mat(p + "ffn_up.weight", n_ff, n_embd)
+        mat(p + "ffn_down.weight", n_embd, n_ff)
+    norm("output_norm.weight")
+    if not tied:
+        mat("output.weight", n_vocab, n_embd)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
