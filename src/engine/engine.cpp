@@ -172,6 +172,7 @@ void Engine::Impl::loop() {
         metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
+        metrics_.kv_blocks_cached = scheduler_.prefix_cache().evictable_blocks();
         metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
         metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
     }

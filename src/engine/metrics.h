@@ -32,6 +32,7 @@ struct EngineMetrics {
     std::atomic<int64_t> running{0};
     std::atomic<int64_t> kv_blocks_used{0};
     std::atomic<int64_t> kv_blocks_total{0};
+    std::atomic<int64_t> kv_blocks_cached{0};  // held only by the prefix cache (evictable)
     std::atomic<uint64_t> prefix_queries{0};       // prompt tokens looked up
     std::atomic<uint64_t> prefix_hit_tokens{0};    // of which served from cache
     std::atomic<uint64_t> prompt_tokens{0};

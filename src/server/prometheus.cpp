@@ -78,6 +78,8 @@ std::string render_prometheus(const EngineMetrics& m) {
     gauge(out, "tessera_num_requests_running", "Sequences running in the batch.", load(m.running));
     gauge(out, "tessera_kv_blocks_used", "KV cache blocks in use.", load(m.kv_blocks_used));
     gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", load(m.kv_blocks_total));
+    gauge(out, "tessera_kv_blocks_cached", "KV cache blocks held only by the prefix cache (evictable).",
+          load(m.kv_blocks_cached));
     counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
             load(m.prefix_queries));
     counter(out, "tessera_prefix_cache_hits_total", "Prompt tokens served from the prefix cache.",
