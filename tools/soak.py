@@ -123,8 +123,8 @@ def run_stream(client, body, disconnect_after=None):
     with client.stream("POST", "/v1/chat/completions", json=body) as r:
         if r.status_code != 200:
             return None, f"status {r.status_code}: {r.read()[:200]!r}"
-        for i, line in enumerate(r.iter_raw()):
-            raw += line
+        for i, piece in enumerate(r.iter_raw()):
+            raw += piece
             if disconnect_after is not None and i >= disconnect_after:
                 return None, None
     try:
