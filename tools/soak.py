@@ -156,11 +156,17 @@ def run_stream(client, body, disconnect_after=None):
     return "".join(chunks), None
 
 
-def make_references(server):
+def prompt_pool(size):
+    """size prompts, two thirds sharing the long system prompt, the rest without it."""
+    n_shared = min(len(QUESTIONS), max(1, size * 2 // 3))
+    return QUESTIONS[:n_shared] + UNIQUE[:max(0, size - n_shared)]
+
+
+def make_references(server, pool):
     """Greedy text for every (pool prompt, stop) alone; stop = a word from the stop-less text."""
     refs = {}
     with httpx.Client(base_url=server.url, timeout=300) as c:
-        for p in QUESTIONS + UNIQUE:
+        for p in pool:
             text, err = run_stream(c, request_body(p, None))
             if err:
                 raise RuntimeError(f"reference run failed: {err}")
@@ -237,7 +243,9 @@ def soak(args):
     server = Server(args)
     report = {"clients": args.clients, "duration_s": args.duration}
     try:
-        refs = make_references(server)
+        t_start = time.time()
+        refs = make_references(server, prompt_pool(args.pool))
+        report["reference_runs"], report["reference_s"] = len(refs), round(time.time() - t_start, 1)
         baseline = wait_idle(server)
         stats, samples = Stats(), [baseline]
         deadline = time.time() + args.duration
@@ -250,6 +258,7 @@ def soak(args):
             samples.append(sample(server))
         for t in threads:
             t.join()
+        report["load_s"] = round(time.time() - deadline + args.duration, 1)
         time.sleep(1.0)  # let closed connections and cancellations settle
         idle = wait_idle(server)
         samples.append(idle)
@@ -305,6 +314,8 @@ def main(argv):
     ap.add_argument("--duration", type=float, default=60, help="seconds of load")
     ap.add_argument("--warmup", type=float, default=None, help="seconds before RSS growth counts (default: T/4)")
     ap.add_argument("--sample-every", type=float, default=2.0)
+    ap.add_argument("--pool", type=int, default=len(QUESTIONS) + len(UNIQUE),
+                    help="prompts with a reference run (each also with a stop string)")
     ap.add_argument("--disconnect-rate", type=float, default=0.1)
     ap.add_argument("--server-args", nargs=argparse.REMAINDER, default=["--threads", "2"],
                     help="extra `tessera serve` flags (last on the command line)")
