@@ -15,7 +15,9 @@ CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['con
 
 
 def gpt2_vocab(w):
-    tokens = [chr(c) for c in range(ord("a"), ord("p"))] + ["ab", "abc", " a", "<|im_start|>", "<|im_end|>"]
+    # Byte-level tokens spell a space as "\u0120" (GPT-2's byte-to-unicode map).
+    tokens = [chr(c) for c in range(ord("a"), ord("p"))] + ["ab", "abc", "\u0120", "\u0120a", "<|im_start|>",
+                                                          "<|im_end|>"]
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("smollm")
     w.add_token_list(tokens)
