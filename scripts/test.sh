@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the C++ unit tests (CTest), the same
-# unit tests under AddressSanitizer + UBSan, and the end-to-end tests (pytest).
+# unit tests under AddressSanitizer + UBSan, a short run of each libFuzzer
+# target (docs/RELIABILITY.md), and the end-to-end tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,31 @@ echo "== unit tests under ASan+UBSan =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 TESSERA_SANITIZED=1 ctest --output-on-failure -j"$(nproc)")
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
+echo "== fuzzers (libFuzzer + ASan/UBSan, ${FUZZ_SECONDS} s each) =="
+fuzz_pkgs=()
+for p in clang libclang-rt-14-dev; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_pkgs+=("$p"); done
+if [ ${#fuzz_pkgs[@]} -gt 0 ]; then
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${fuzz_pkgs[@]}" >/dev/null
+fi
+fuzz_targets=(gguf tokenizer template openai_request)
+CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON -DTESSERA_TESTS=OFF >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${fuzz_targets[@]/#/fuzz_}" >/dev/null
+for t in "${fuzz_targets[@]}"; do
+  new_units="$(mktemp -d)"  # new inputs go here; the committed seeds stay as they are
+  log="$(mktemp)"
+  if ! build-fuzz/fuzz/fuzz_"$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+       -print_final_stats=1 "$new_units" fuzz/corpus/"$t" >"$log" 2>&1; then
+    tail -n 80 "$log"
+    echo "fuzz_$t failed (crash, leak, timeout or sanitizer report above)"
+    exit 1
+  fi
+  echo "fuzz_$t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions, ok"
+  rm -rf "$new_units" "$log"
+done
 
 echo "== end-to-end tests =="
 python3 -m pytest -q tests/e2e

@@ -1,10 +1,11 @@
 // `tessera serve`: binds the HTTP server first (so /health and /ready answer
 // while the model loads), loads the model, starts the engine, and serves until
-// SIGINT or SIGTERM, then shuts down cleanly.
+// SIGINT or SIGTERM, then drains in-flight requests and shuts down cleanly.
 #include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -23,6 +24,9 @@ struct ServeFlags {
     std::string api_key_file;
     ServerOptions server;
     EngineOptions engine;
+    double drain_timeout_s = 30;
+    double request_timeout_s = 30;
+    int io_timeout_s = 5;
 };
 
 void add_flags(CLI::App& app, ServeFlags& f) {
@@ -51,6 +55,23 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--http-threads", s.http_threads, "HTTP worker threads")->check(CLI::Range(1, 4096));
     app.add_option("--max-body-bytes", s.max_body_bytes, "largest accepted request body, e.g. 8M")
         ->transform(CLI::AsSizeValue(false));
+    app.add_option("--max-headers", s.max_headers, "request header fields before a 431")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--request-timeout", f.request_timeout_s,
+                   "seconds a connection has to send each whole request (0: no limit)")
+        ->check(CLI::Range(0.0, 86400.0));
+    app.add_option("--io-timeout", f.io_timeout_s, "seconds one socket read or write may block")
+        ->check(CLI::Range(1, 3600));
+    app.add_option("--drain-timeout", f.drain_timeout_s,
+                   "on SIGTERM/SIGINT, seconds in-flight requests may take to finish")
+        ->check(CLI::Range(0.0, 86400.0));
+}
+
+void apply_timeouts(ServeFlags& f) {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    f.server.request_timeout = duration_cast<milliseconds>(std::chrono::duration<double>(f.request_timeout_s));
+    f.server.io_timeout = std::chrono::seconds(f.io_timeout_s);
 }
 
 bool load_api_keys(ServeFlags& f) {
@@ -66,15 +87,18 @@ bool load_api_keys(ServeFlags& f) {
 }
 
 // Waits for SIGINT/SIGTERM (blocked in every thread, so only this one sees
-// them) and stops the server. wake() ends the wait without a signal.
+// them) and drains the server. The destructor ends the wait without draining.
 class SignalWatcher {
 public:
-    explicit SignalWatcher(HttpServer& server)
-        : thread_([this, &server] {
+    SignalWatcher(HttpServer& server, double drain_timeout_s)
+        : thread_([this, &server, drain_timeout_s] {
               int sig = 0;
               sigwait(&set_, &sig);
-              if (!woken_.load()) std::fprintf(stderr, "tessera serve: signal %d, shutting down\n", sig);
-              server.stop();
+              if (woken_.load()) return server.stop();
+              std::fprintf(stderr, "tessera serve: signal %d, draining (up to %g s)\n", sig, drain_timeout_s);
+              server.drain(std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::duration<double>(drain_timeout_s)));
+              std::fprintf(stderr, "tessera serve: shutting down\n");
           }) {}
     ~SignalWatcher() {
         woken_.store(true);
@@ -127,6 +151,7 @@ int cmd_serve(int argc, char** argv) {
     add_flags(app, f);
     if (auto code = parse_args(app, argc, argv)) return *code;
     if (!load_api_keys(f)) return 2;
+    apply_timeouts(f);
     if (f.server.model_name.empty()) f.server.model_name = std::filesystem::path(f.model_path).stem().string();
 
     const sigset_t blocked = SignalWatcher::blocked();
@@ -141,7 +166,7 @@ int cmd_serve(int argc, char** argv) {
     }
     std::fprintf(stderr, "tessera serve: listening on http://%s:%d\n", f.server.host.c_str(), *port);
     std::thread serving([&server] { server.serve(); });
-    SignalWatcher watcher(server);
+    SignalWatcher watcher(server, f.drain_timeout_s);
     const int code = load_and_serve(f, server, serving);
     if (serving.joinable()) {  // loading failed
         server.stop();

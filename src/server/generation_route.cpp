@@ -83,7 +83,7 @@ class EventStream {
 public:
     EventStream(HttpServer::State& state, const httplib::Request& req, ResponseMeta meta, int32_t n,
                 bool include_usage, std::shared_ptr<RequestHandle> handle, const Tokenizer& tok)
-        : meta_(std::move(meta)), n_(n), include_usage_(include_usage), handle_(std::move(handle)),
+        : in_flight_(state), meta_(std::move(meta)), n_(n), include_usage_(include_usage), handle_(std::move(handle)),
           piece_(piece_fn(tok)), offsets_(static_cast<size_t>(n), 0), watch_(state, req) {}
     ~EventStream() { handle_->cancel(); }  // no-op once finished; stops the engine when the client left
 
@@ -124,6 +124,7 @@ private:
         return sse_event(chunk_json(meta_, part, include_usage_));
     }
 
+    InFlight in_flight_;
     const ResponseMeta meta_;
     const int32_t n_;
     const bool include_usage_;
@@ -167,6 +168,8 @@ void handle_generation(HttpServer::State& state, ApiKind kind, const httplib::Re
                        httplib::Response& res) {
     const ServingModel* model = state.model.load();
     if (!model) return send_error(res, unavailable("The model is still loading"));
+    const InFlight in_flight(state);  // before the check, so drain() cannot miss this request
+    if (state.draining.load()) return send_error(res, unavailable("The server is shutting down"));
     ParsedRequest pr;
     if (auto err = parse_request(state, kind, *model, req, pr)) return send_error(res, *err);
     const ResponseMeta meta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),

@@ -4,6 +4,7 @@
 
 #include <ctime>
 #include <functional>
+#include <thread>
 #include <utility>
 
 #include "server/field_reader.h"
@@ -15,6 +16,20 @@ namespace {
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 using State = HttpServer::State;
+
+// Every route goes through this: the request has fully arrived (the
+// slow-client deadline stops while it is handled) and its header count is checked.
+Handler guarded(State& st, Handler inner) {
+    return [&st, inner = std::move(inner)](const httplib::Request& req, httplib::Response& res) {
+        st.slow_clients.request_started(req.remote_addr, req.remote_port);
+        if (req.headers.size() > st.options.max_headers) {
+            return send_error(res, ApiError{431, "Too many request header fields (at most " +
+                                                     std::to_string(st.options.max_headers) + ")",
+                                            "invalid_request_error", "", "headers_too_large"});
+        }
+        inner(req, res);
+    };
+}
 
 // Every route but /health requires the API key (when keys are configured).
 // Checked inside the handler, after httplib has read the body, so a refused
@@ -31,6 +46,7 @@ Handler authed(State& st, Handler inner) {
 void handle_ready(State& st, httplib::Response& res) {
     const ServingModel* m = st.model.load();
     if (!m) return send_error(res, unavailable("The model is still loading"));
+    if (st.draining.load()) return send_error(res, unavailable("The server is shutting down"));
     if (!m->engine->healthy()) return send_error(res, unavailable("The engine is not making progress"));
     send_json(res, 200, {{"status", "ready"}});
 }
@@ -100,10 +116,11 @@ void handle_detokenize(State& st, const httplib::Request& req, httplib::Response
 }
 
 // Wrong method on a known path: 405 instead of httplib's bare 404.
-void add_method_not_allowed(httplib::Server& http, const std::string& path, bool has_get, bool has_post) {
-    auto reject = [](const httplib::Request& req, httplib::Response& res) {
+void add_method_not_allowed(State& st, const std::string& path, bool has_get, bool has_post) {
+    httplib::Server& http = st.http;
+    auto reject = guarded(st, [](const httplib::Request& req, httplib::Response& res) {
         send_error(res, error_for_status(405, req.method, req.path));
-    };
+    });
     if (!has_get) http.Get(path, reject);
     if (!has_post) http.Post(path, reject);
     http.Put(path, reject);
@@ -114,24 +131,24 @@ void add_method_not_allowed(httplib::Server& http, const std::string& path, bool
 void add_routes(State& st) {
     httplib::Server& http = st.http;
     auto gen = [&st](ApiKind kind) {
-        return authed(st, [&st, kind](const httplib::Request& q, httplib::Response& r) {
-            handle_generation(st, kind, q, r);
-        });
+        return [&st, kind](const httplib::Request& q, httplib::Response& r) { handle_generation(st, kind, q, r); };
     };
-    http.Post("/v1/chat/completions", gen(ApiKind::Chat));
-    http.Post("/v1/completions", gen(ApiKind::Completion));
-    http.Get("/v1/models", authed(st, [&st](const httplib::Request&, httplib::Response& r) { handle_models(st, r); }));
-    http.Post("/tokenize",
-              authed(st, [&st](const httplib::Request& q, httplib::Response& r) { handle_tokenize(st, q, r); }));
-    http.Post("/detokenize",
-              authed(st, [&st](const httplib::Request& q, httplib::Response& r) { handle_detokenize(st, q, r); }));
-    http.Get("/health", [](const httplib::Request&, httplib::Response& r) { send_json(r, 200, {{"status", "ok"}}); });
-    http.Get("/ready", authed(st, [&st](const httplib::Request&, httplib::Response& r) { handle_ready(st, r); }));
-    http.Get("/metrics", authed(st, [&st](const httplib::Request&, httplib::Response& r) { handle_metrics(st, r); }));
+    const auto post = [&](const char* path, Handler h) { http.Post(path, guarded(st, authed(st, std::move(h)))); };
+    const auto get = [&](const char* path, Handler h) { http.Get(path, guarded(st, authed(st, std::move(h)))); };
+    post("/v1/chat/completions", gen(ApiKind::Chat));
+    post("/v1/completions", gen(ApiKind::Completion));
+    get("/v1/models", [&st](const httplib::Request&, httplib::Response& r) { handle_models(st, r); });
+    post("/tokenize", [&st](const httplib::Request& q, httplib::Response& r) { handle_tokenize(st, q, r); });
+    post("/detokenize", [&st](const httplib::Request& q, httplib::Response& r) { handle_detokenize(st, q, r); });
+    http.Get("/health", guarded(st, [](const httplib::Request&, httplib::Response& r) {
+                 send_json(r, 200, {{"status", "ok"}});
+             }));
+    get("/ready", [&st](const httplib::Request&, httplib::Response& r) { handle_ready(st, r); });
+    get("/metrics", [&st](const httplib::Request&, httplib::Response& r) { handle_metrics(st, r); });
     for (const char* p : {"/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"}) {
-        add_method_not_allowed(http, p, false, true);
+        add_method_not_allowed(st, p, false, true);
     }
-    for (const char* p : {"/v1/models", "/health", "/ready", "/metrics"}) add_method_not_allowed(http, p, true, false);
+    for (const char* p : {"/v1/models", "/health", "/ready", "/metrics"}) add_method_not_allowed(st, p, true, false);
 }
 
 void configure(State& st) {
@@ -139,6 +156,16 @@ void configure(State& st) {
     const int threads = st.options.http_threads;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     http.set_payload_max_length(st.options.max_body_bytes);
+    // httplib writes a response's headers and body with separate send()s; with
+    // Nagle on, the body waits for the client's delayed ACK (~40 ms each).
+    http.set_tcp_nodelay(true);
+    http.set_read_timeout(st.options.io_timeout);
+    http.set_write_timeout(st.options.io_timeout);
+    // Called once a response has been written: the connection's next request
+    // (keep-alive) gets a fresh slow-client deadline.
+    http.set_logger([&st](const httplib::Request& req, const httplib::Response&) {
+        st.slow_clients.response_written(req.remote_addr, req.remote_port);
+    });
     // Bodies httplib refuses itself (404, 413, malformed requests) get OpenAI error JSON too.
     http.set_error_handler(
         httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
@@ -173,15 +200,15 @@ HttpServer::~HttpServer() { stop(); }
 
 Expected<int> HttpServer::bind() {
     const ServerOptions& o = state_->options;
+    int port = o.port;
     if (o.port == 0) {
-        const int port = state_->http.bind_to_any_port(o.host);
+        port = state_->http.bind_to_any_port(o.host);
         if (port <= 0) return Status::error("cannot listen on " + o.host);
-        return port;
-    }
-    if (!state_->http.bind_to_port(o.host, o.port)) {
+    } else if (!state_->http.bind_to_port(o.host, o.port)) {
         return Status::error("cannot listen on " + o.host + ":" + std::to_string(o.port));
     }
-    return o.port;
+    state_->slow_clients.start(port);
+    return port;
 }
 
 void HttpServer::serve() {
@@ -191,6 +218,25 @@ void HttpServer::serve() {
 void HttpServer::stop() {
     state_->stopping.store(true);
     state_->http.stop();
+    state_->slow_clients.stop();
+}
+
+void HttpServer::drain(std::chrono::milliseconds timeout) {
+    State& st = *state_;
+    st.draining.store(true);
+    const auto wait_idle = [&st](std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (st.in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    };
+    wait_idle(timeout);
+    // Cancel what is left. Streams then write their final chunk and [DONE];
+    // httplib stops writing chunked responses once it is stopped, so wait for
+    // them first (cancellation takes effect within one engine step).
+    st.stopping.store(true);
+    wait_idle(std::chrono::seconds(5));
+    stop();
 }
 
 void HttpServer::set_model(const ServingModel* model) { state_->model.store(model); }

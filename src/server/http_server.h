@@ -3,6 +3,7 @@
 // operational endpoints /health, /ready and /metrics.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,11 @@ struct ServerOptions {
     int port = 8080;                         // 0: any free port
     int http_threads = 256;                  // concurrent connections served at once
     size_t max_body_bytes = size_t{8} << 20; // larger bodies get a 413
+    size_t max_headers = 100;                // more request header fields get a 431
+    // Each request (headers and body) must arrive within this long of the
+    // connection opening or of its previous response; 0: no deadline.
+    std::chrono::milliseconds request_timeout{30000};
+    std::chrono::seconds io_timeout{5};      // one socket read or write (httplib's timeouts)
     std::string model_name;                  // listed by /v1/models, echoed when a request names none
     ProtocolLimits limits;
     ApiKeys api_keys;
@@ -47,6 +53,11 @@ public:
     void serve();
     // Thread-safe: cancels in-flight generations and makes serve() return.
     void stop();
+    // Thread-safe graceful shutdown: /ready and new generation requests get
+    // 503 at once; in-flight requests may finish for up to `timeout`, then the
+    // rest are cancelled (streams still end with a finish_reason and [DONE]),
+    // and serve() returns.
+    void drain(std::chrono::milliseconds timeout);
     // Opens the generation routes and turns /ready green. Until then they
     // answer 503 (the model is loading).
     void set_model(const ServingModel* model);

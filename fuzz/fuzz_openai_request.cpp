@@ -1,0 +1,64 @@
+// libFuzzer target: an arbitrary HTTP body through the server's request layer
+// (JSON parse with the depth limit, then chat or completion validation, the
+// chat template and tokenization) with the GPT-2 fixture vocabulary.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "gguf/gguf_file.h"
+#include "server/field_reader.h"
+#include "server/openai_request.h"
+#include "template/chat_render.h"
+
+namespace {
+
+struct Fixture {
+    tessera::Tokenizer tokenizer;
+    std::string chat_template = tessera::chatml_template();
+};
+
+Fixture load_fixture() {
+    const std::string path = TESSERA_SOURCE_DIR "/../shared/fixtures/vocab/ggml-vocab-gpt-2.gguf";
+    auto file = tessera::GgufFile::open(path);
+    auto tok = file ? tessera::Tokenizer::from_gguf(*file) : tessera::Expected<tessera::Tokenizer>(file.status());
+    if (!tok) {
+        std::fprintf(stderr, "fuzz_openai_request: cannot load %s: %s\n", path.c_str(), tok.error().c_str());
+        std::abort();
+    }
+    return Fixture{std::move(*tok)};
+}
+
+const Fixture& fixture() {
+    static const Fixture f = load_fixture();  // libFuzzer gives no context pointer
+    return f;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size < 1) return 0;
+    const Fixture& fx = fixture();
+    const tessera::ProtocolLimits limits;
+    tessera::Json body;
+    const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+    if (tessera::parse_json_object(text, limits.max_json_depth, body)) return 0;
+    const tessera::PromptContext ctx{&fx.tokenizer, &fx.chat_template, "<|endoftext|>", "<|endoftext|>", 256};
+    tessera::ParsedRequest out;
+    const auto err = (data[0] & 1) ? tessera::parse_completion_request(body, ctx, limits, out)
+                                   : tessera::parse_chat_request(body, ctx, limits, out);
+    if (err) {
+        if (err->http_status < 400 || err->http_status >= 500 || err->message.empty()) std::abort();
+        return 0;
+    }
+    // An accepted request must be one the engine can run.
+    const auto n_prompt = static_cast<int64_t>(out.gen.prompt.size());
+    if (n_prompt < 1 || out.gen.max_tokens < 1 || n_prompt + out.gen.max_tokens > ctx.max_context) std::abort();
+    if (out.gen.n < 1 || out.gen.n > limits.max_n || out.gen.stop.size() > limits.max_stop) std::abort();
+    for (int32_t id : out.gen.prompt) {
+        if (id < 0 || id >= fx.tokenizer.n_vocab()) std::abort();
+    }
+    return 0;
+}
