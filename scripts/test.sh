@@ -17,8 +17,11 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON
 cmake --build build-asan -j"$(nproc)" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 TESSERA_SANITIZED=1 ctest --output-on-failure -j"$(nproc)")
 
-FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
-echo "== fuzzers (libFuzzer + ASan/UBSan, ${FUZZ_SECONDS} s each) =="
+# A fixed seed and run count make CI's fuzz step repeatable (the time cap only
+# shortens it on a slow machine); longer exploratory runs: docs/RELIABILITY.md.
+FUZZ_SECONDS="${FUZZ_SECONDS:-45}"
+FUZZ_RUNS="${FUZZ_RUNS:-20000}"
+echo "== fuzzers (libFuzzer + ASan/UBSan, ${FUZZ_RUNS} runs or ${FUZZ_SECONDS} s each) =="
 fuzz_pkgs=()
 for p in clang libclang-rt-14-dev; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_pkgs+=("$p"); done
 if [ ${#fuzz_pkgs[@]} -gt 0 ]; then
@@ -32,7 +35,7 @@ cmake --build build-fuzz -j"$(nproc)" --target "${fuzz_targets[@]/#/fuzz_}" >/de
 for t in "${fuzz_targets[@]}"; do
   new_units="$(mktemp -d)"  # new inputs go here; the committed seeds stay as they are
   log="$(mktemp)"
-  if ! build-fuzz/fuzz/fuzz_"$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+  if ! build-fuzz/fuzz/fuzz_"$t" -seed=1 -runs="$FUZZ_RUNS" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 "$new_units" fuzz/corpus/"$t" >"$log" 2>&1; then
     tail -n 80 "$log"
     echo "fuzz_$t failed (crash, leak, timeout or sanitizer report above)"
