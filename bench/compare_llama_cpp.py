@@ -16,8 +16,8 @@ import statistics
 import subprocess
 import time
 
-import llama_cpp
 import numpy as np
+import llama_cpp
 from llama_cpp import Llama
 
 ROOT = __file__.rsplit("/bench/", 1)[0]
@@ -44,9 +44,11 @@ def run_tessera(model, prompt, n_gen, threads):
     return pp, tg, n_prompt
 
 
-def last_logits(llm):
-    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-    return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),))
+def last_argmax(llm):
+    # llm.scores only has rows when logits_all is set (0.3.x); read llama.cpp's
+    # own buffer for the last evaluated token instead.
+    row = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+    return int(np.argmax(np.ctypeslib.as_array(row, shape=(llm.n_vocab(),))))
 
 
 def run_llama(llm, ids, n_gen):
@@ -54,11 +56,11 @@ def run_llama(llm, ids, n_gen):
     t0 = time.perf_counter()
     llm.eval(ids)
     t1 = time.perf_counter()
-    tok = int(np.argmax(last_logits(llm)))
+    tok = last_argmax(llm)
     t2 = time.perf_counter()
     for _ in range(n_gen - 1):
         llm.eval([tok])
-        tok = int(np.argmax(last_logits(llm)))
+        tok = last_argmax(llm)
     t3 = time.perf_counter()
     return len(ids) / (t1 - t0), (n_gen - 1) / (t3 - t2)
 

@@ -35,10 +35,10 @@ struct Ops {
     static float hsum(V v) { return _mm512_reduce_add_ps(v); }
     // (hsum(a), hsum(b), hsum(c), hsum(d)): halves first, then one shared
     // 256-bit reduction tree.
+    static __m256 half(V v) {
+        return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    }
     static __m128 hsum4(V a, V b, V c, V d) {
-        auto half = [](V v) {
-            return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-        };
         const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(half(a), half(b)), _mm256_hadd_ps(half(c), half(d)));
         return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
     }

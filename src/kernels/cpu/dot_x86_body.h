@@ -138,6 +138,13 @@ void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride
     for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]);
 }
 
+// 8 floats from F32 or F16 storage (plain functions: lambdas returning
+// vectors lose the target pragma when the build has no -march=native).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline float to_f32(float e) { return e; }
+inline float to_f32(uint16_t e) { return h2f(e); }
+
 // F32 / F16 weights with same-typed activations; a scalar tail for n % 8.
 template <int NT, bool kHalf>
 void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
@@ -145,20 +152,6 @@ void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, flo
     const Elem* x = static_cast<const Elem*>(w);
     const Elem* y[NT];
     act_rows(act, stride, y);
-    auto load8 = [](const Elem* p) {
-        if constexpr (kHalf) {
-            return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        } else {
-            return _mm256_loadu_ps(p);
-        }
-    };
-    auto to_f32 = [](Elem e) {
-        if constexpr (kHalf) {
-            return h2f(e);
-        } else {
-            return e;
-        }
-    };
     __m256 acc[kAccSets<NT>][NT] = {};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
