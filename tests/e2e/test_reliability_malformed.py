@@ -202,15 +202,22 @@ def test_corpus_is_large_enough():
     assert len(cases()) >= 500, len(cases())
 
 
+# A rejection never waits for generation; this bound catches a request that
+# queued behind the engine or hung, without turning a shared, loaded machine's
+# scheduling noise into failures (typical figures: median < 1 ms, see
+# docs/RELIABILITY.md; speed itself is a benchmark, not a test).
+REJECT_BOUND_S = 1.0
+
+
 def test_malformed_requests_get_4xx_never_5xx(server):
     all_cases = cases()
     slow, wrong, timings = [], [], []
     with httpx.Client(base_url=server.base_url, timeout=120) as client:
         for name, path, body, allowed in all_cases:
             status, elapsed = post(client, path, body)
-            if status in allowed and 400 <= status < 500 and elapsed >= 0.1:
+            if status in allowed and 400 <= status < 500 and elapsed >= REJECT_BOUND_S:
                 status, elapsed = post(client, path, body)  # one retry: a scheduling hiccup, not the server
-                if elapsed >= 0.1:
+                if elapsed >= REJECT_BOUND_S:
                     slow.append((name, round(elapsed * 1000)))
             if status not in allowed:
                 wrong.append((name, status, sorted(allowed)))
