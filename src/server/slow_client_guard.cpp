@@ -101,9 +101,11 @@ void SlowClientGuard::scan() {
         // The fd was matched by its peer address a moment ago; if it has been
         // closed and reused since, shutdown() fails harmlessly or ends a
         // brand-new connection's first read (the client sees a reset).
-        shutdown(static_cast<int>(fd), SHUT_RDWR);
+        // Counted before the shutdown, so whoever sees the connection end
+        // also sees it counted.
         c.dropped = true;
         dropped_.fetch_add(1);
+        shutdown(static_cast<int>(fd), SHUT_RDWR);
     }
     closedir(dir);
     // Forget connections gone for two scans in a row (one may have opened
