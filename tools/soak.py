@@ -196,10 +196,11 @@ class Stats:
             self.failures.append(msg)
 
 
-def client_loop(server, refs, stats, deadline, seed, disconnect_rate):
+def client_loop(server, refs, stats, deadline, seed, args):
     rng = random.Random(seed)
     keys = list(refs)
-    with httpx.Client(base_url=server.url, timeout=300) as c:
+    disconnect_rate = args.disconnect_rate
+    with httpx.Client(base_url=server.url, timeout=args.client_timeout) as c:
         n = 0
         while time.time() < deadline:
             n += 1
@@ -249,7 +250,7 @@ def soak(args):
         baseline = wait_idle(server)
         stats, samples = Stats(), [baseline]
         deadline = time.time() + args.duration
-        threads = [threading.Thread(target=client_loop, args=(server, refs, stats, deadline, i, args.disconnect_rate))
+        threads = [threading.Thread(target=client_loop, args=(server, refs, stats, deadline, i, args))
                    for i in range(args.clients)]
         for t in threads:
             t.start()
@@ -316,6 +317,8 @@ def main(argv):
     ap.add_argument("--sample-every", type=float, default=2.0)
     ap.add_argument("--pool", type=int, default=len(QUESTIONS) + len(UNIQUE),
                     help="prompts with a reference run (each also with a stop string)")
+    ap.add_argument("--client-timeout", type=float, default=300,
+                    help="seconds a request may wait for the server (queueing included)")
     ap.add_argument("--disconnect-rate", type=float, default=0.1)
     ap.add_argument("--server-args", nargs=argparse.REMAINDER, default=["--threads", "2"],
                     help="extra `tessera serve` flags (last on the command line)")

@@ -64,7 +64,24 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
         file.data_ = static_cast<const uint8_t*>(p);
     }
     ::close(fd);
+    TS_RETURN_IF_ERROR(file.populate());
     return file;
+}
+
+Status MappedFile::populate() const {
+#ifdef MADV_POPULATE_READ
+    if (size_ == 0) return ok_status();
+    if (madvise(const_cast<uint8_t*>(data_), size_, MADV_POPULATE_READ) == 0) return ok_status();
+    const int err = errno;
+    if (err == EINVAL) return ok_status();  // older kernel: nothing checked, nothing lost
+    if (err == EFAULT) {
+        return Status::error("'" + path_ + "' is shorter than when it was opened (was it truncated or rewritten "
+                             "in place while loading?)");
+    }
+    return Status::error("cannot read '" + path_ + "': " + std::strerror(err));
+#else
+    return ok_status();
+#endif
 }
 
 }  // namespace tessera

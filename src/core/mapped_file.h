@@ -1,5 +1,11 @@
 // A read-only memory-mapped file. Model weights are used in place from the
 // mapping, so loading a model costs no copy and no allocation.
+//
+// A mapped file that another process truncates turns later reads of the lost
+// pages into SIGBUS. open() therefore faults every page in through
+// populate(), which reports a shrunk file as an error instead; callers run it
+// again once they have read what they need (GgufFile::open does), so a file
+// cut while it is being loaded fails the load cleanly.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +25,13 @@ public:
     MappedFile(MappedFile&& other) noexcept;
     MappedFile& operator=(MappedFile&& other) noexcept;
 
+    // Maps the whole file and populates it (see populate()).
     static Expected<MappedFile> open(const std::string& path);
+
+    // Faults every page of the mapping into memory without touching it from
+    // user space: an error (not SIGBUS) when the file is now shorter than the
+    // mapping. A no-op where the kernel lacks MADV_POPULATE_READ (< 5.14).
+    Status populate() const;
 
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }

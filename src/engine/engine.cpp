@@ -270,8 +270,13 @@ void Engine::Impl::step() {
 
 void Engine::Impl::process_logits(Choice& choice, const float* logits) {
     if (choice.done) return;
-    if (!choice.pending_forks.empty()) fork_siblings(choice, logits);
     const int32_t n_vocab = model_.config().n_vocab;
+    Status valid = check_logits(std::span<const float>(logits, static_cast<size_t>(n_vocab)));
+    if (!valid.ok()) {
+        finish(choice, FinishReason::Error, valid.message());  // its pending forks end with it
+        return;
+    }
+    if (!choice.pending_forks.empty()) fork_siblings(choice, logits);
     on_token(choice, logits, choice.sampler.sample(std::span<const float>(logits, static_cast<size_t>(n_vocab))));
 }
 

@@ -45,6 +45,7 @@ Expected<GenerateResult> generate(Model& model, const Tokenizer& tokenizer, std:
     bool stop_string_hit = false;
     while (keep_going) {
         if (static_cast<int32_t>(result.tokens.size()) >= options.max_tokens) break;
+        TS_RETURN_IF_ERROR(check_logits(logits));
         const int32_t token = sampler.sample(logits);
         sampler.accept(token);
         if (!options.ignore_eos && tokenizer.is_eog(token)) {

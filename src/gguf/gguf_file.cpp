@@ -85,6 +85,9 @@ Expected<GgufFile> GgufFile::open(const std::string& path) {
     auto owner = std::make_unique<MappedFile>(std::move(mapped.value()));
     auto parsed = GgufParser(owner->data(), owner->size()).parse();
     if (!parsed) return Status::error(path + ": " + parsed.error());
+    // The parse read the header from the mapping; check the file is still
+    // whole now that every extent in it has been validated.
+    TS_RETURN_IF_ERROR(owner->populate());
     parsed->mapping_ = std::move(owner);
     return parsed;
 }

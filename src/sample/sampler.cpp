@@ -66,6 +66,18 @@ void Sampler::reset() {
     rng_.seed(params_.seed);
 }
 
+Status check_logits(std::span<const float> logits) {
+    bool any_finite = false;
+    for (float l : logits) {
+        if (std::isnan(l) || l == std::numeric_limits<float>::infinity()) {
+            return Status::error("the model produced NaN or infinite logits (corrupt weights?)");
+        }
+        any_finite = any_finite || std::isfinite(l);
+    }
+    if (!any_finite) return Status::error("the model produced no finite logit");
+    return ok_status();
+}
+
 double log_partition(std::span<const float> logits) {
     float max_l = -std::numeric_limits<float>::infinity();
     for (float l : logits) max_l = std::max(max_l, l);

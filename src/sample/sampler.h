@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
 #include "sample/logits_processors.h"
 #include "sample/sampling_params.h"
 
@@ -46,6 +47,12 @@ private:
     std::vector<int32_t> history_;  // ring of the last penalty_last_n accepted tokens
     size_t history_next_ = 0;       // next slot to overwrite once history_ is full
 };
+
+// A row of logits can be sampled: no NaN, no +inf, at least one finite
+// value. Corrupt weights (a model file overwritten in place, a NaN scale)
+// produce such rows; callers end the sequence with this error rather than
+// sample from them, since Sampler::sample requires a valid row.
+Status check_logits(std::span<const float> logits);
 
 // The k most likely tokens under log-softmax of the raw logits, best first
 // (ties by lower id), as (token id, log probability). k is clamped to
