@@ -9,7 +9,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def tessera_bin():
-    path = ROOT / "build" / "tessera"
+    # TESSERA_BIN runs the suite against another build (sanitizers).
+    path = pathlib.Path(os.environ.get("TESSERA_BIN") or ROOT / "build" / "tessera")
     assert path.exists(), "build tessera first (scripts/setup.sh)"
     return str(path)
 
