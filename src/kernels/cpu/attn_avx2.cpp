@@ -79,14 +79,16 @@ struct LoadBF16 {  // bf16 is the top half of an f32
     }
 };
 // Q8_0 blocks: fp16 scale d then 32 int8 q, value d * q (one rounding, as the
-// scalar dequantizer). 8 divides 32, so a load stays inside one block.
+// scalar dequantizer). 8 divides 32, so a load stays inside one block. The
+// scale goes through vcvtph2ps on a fresh register (_cvtsh_ss would carry a
+// false dependency).
 struct LoadQ8_0 {
     static __m256 load(const uint8_t* row, int c) {
         const uint8_t* b = row + (c / 32) * 34;
         uint16_t d;
         std::memcpy(&d, b, sizeof d);
         const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + c % 32));
-        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_set1_ps(_cvtsh_ss(d)));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d))));
     }
 };
 
