@@ -15,9 +15,11 @@
 namespace tessera {
 
 // Storage types of K and V; llama.cpp's -ctk/-ctv allow them to differ.
+// F16 by default: half the attention bytes and KV memory of F32, and the
+// golden test still passes (measured costs: docs/BENCHMARKS.md).
 struct KvTypes {
-    GgmlType k = GgmlType::F32;
-    GgmlType v = GgmlType::F32;
+    GgmlType k = GgmlType::F16;
+    GgmlType v = GgmlType::F16;
 };
 
 bool is_kv_type(GgmlType t);

@@ -151,7 +151,7 @@ TEST(AttentionTest, StoredTypesStayCloseToF32) {
                         best_simd_level());
         return out;
     };
-    const std::vector<float> f32 = run({});
+    const std::vector<float> f32 = run({GgmlType::F32, GgmlType::F32});
     for (KvTypes types : kAllTypes) {
         const std::vector<float> out = run(types);
         float worst = 0.0f;

@@ -1,7 +1,8 @@
 // The forward pass on the real default model against llama.cpp, over 20
 // prompts (chat and raw, three over 1,000 tokens) and up to 64 generated
 // tokens each. Golden file: tests/golden/generation/smollm2_q4_1.json, made by
-// tools/gen_golden_generation.py (llama.cpp, F32 KV cache, greedy).
+// tools/gen_golden_generation.py (llama.cpp, F32 KV cache, greedy); tessera
+// runs with its default (F16) KV cache here.
 //
 // Why not "the same 64 tokens, exactly": with 8-bit activation quantization
 // this model is chaotic in float rounding order. Our own scalar and SIMD
