@@ -11,11 +11,13 @@ Tests (each optional):
   depth  single-stream decode of --tg tokens after --depth tokens of context
 
 llama.cpp runs with its default F16 KV cache; flash attention follows --fa
-(default on). Both engines get --threads threads.
+(default on). tessera's KV cache type is its default unless --kv-type is
+given (passed to `tessera bench --kv-type`). Both engines get --threads threads.
 
 Usage: python3 bench/compare_kernels.py MODEL.gguf [MODEL2.gguf ...]
        [--tests pp,tg,batch,depth] [--reps 3] [--threads 2] [--pp 512] [--tg 128]
        [--seqs 32] [--batch-prompt 128] [--depth 4096] [--fa on|off]
+       [--kv-type f32|f16|bf16|q8_0]
 Needs: build/tessera, pip install llama-cpp-python.
 """
 import argparse
@@ -121,7 +123,7 @@ def run_test(test, model_path, lmodel, a, vocab):
         label = f"{a.seqs} seqs x tg{a.tg} @ d{a.batch_prompt}"
     ts, ls = [], []
     for _ in range(a.reps):
-        ts.append(tessera(model_path, targs)[0]["tps_mean"])
+        ts.append(tessera(model_path, targs + a.kv_args)[0]["tps_mean"])
         ls.append(lrun())
     lc.close()
     return label, ts, ls
@@ -139,8 +141,10 @@ def main():
     ap.add_argument("--batch-prompt", type=int, default=128)
     ap.add_argument("--depth", type=int, default=4096)
     ap.add_argument("--fa", choices=["on", "off"], default="on")
+    ap.add_argument("--kv-type", choices=["f32", "f16", "bf16", "q8_0"], help="tessera's KV cache type")
     a = ap.parse_args()
     a.fa = a.fa == "on"
+    a.kv_args = ["--kv-type", a.kv_type] if a.kv_type else []
     L.llama_backend_init()
     quiet = L.llama_log_callback(lambda *_: None)  # kept alive: llama.cpp calls it later
     L.llama_log_set(quiet, None)
@@ -157,7 +161,8 @@ def main():
                   f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} |", flush=True)
         L.llama_model_free(lmodel)
     print(f"\n{a.reps} alternating repetitions, mean ± stddev; threads={a.threads}; "
-          f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache")
+          f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache; "
+          f"tessera KV cache {a.kv_type or 'default'}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cli/kv_type_flags.h"
 #include "template/chat_render.h"
 
 namespace tessera {
@@ -25,6 +26,7 @@ void GenerationFlags::add_to(CLI::App& app) {
     app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-generation tokens");
     app.add_option("-c,--ctx-size", n_ctx, "context size in tokens")->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
+    add_kv_type_flags(app, o.kv_types);
 }
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, const char* command) {

@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/kv_type_flags.h"
 #include "kernels/dot_kernels.h"
 #include "kernels/mem_bandwidth.h"
 #include "model/model.h"
@@ -31,6 +32,7 @@ struct BenchOptions {
     bool json = false;
     bool single = true;
     double bw_mib = 512;
+    KvTypes kv_types{};
 };
 
 struct Result {
@@ -79,7 +81,7 @@ public:
     }
 
     Status prompt(Result& r) {
-        KvCache cache = model_.make_kv_cache(o_.n_prompt);
+        KvCache cache = model_.make_kv_cache(o_.n_prompt, o_.kv_types);
         const auto tokens = random_tokens(o_.n_prompt);
         for (int rep = 0; rep < o_.reps; ++rep) {
             SequenceKv seq;
@@ -94,7 +96,7 @@ public:
     // The context is filled to `depth` once (untimed); each repetition then
     // decodes n_gen tokens and rewinds to depth, overwriting the same slots.
     Status decode(int depth, Result& r) {
-        KvCache cache = model_.make_kv_cache(depth + o_.n_gen);
+        KvCache cache = model_.make_kv_cache(depth + o_.n_gen, o_.kv_types);
         SequenceKv seq;
         if (depth > 0) TS_RETURN_IF_ERROR(model_.forward(cache, seq, random_tokens(depth), false, logits_, pool_));
         const auto tokens = random_tokens(o_.n_gen);
@@ -112,7 +114,8 @@ public:
     // n_seqs sequences, each prefilled with batch_prompt tokens (untimed),
     // then n_gen steps that decode one token of every sequence in one pass.
     Status batched(int n_seqs, Result& r) {
-        KvCache cache = model_.make_kv_cache(static_cast<int64_t>(n_seqs) * (o_.batch_prompt + o_.n_gen + 16));
+        const int64_t slots = static_cast<int64_t>(n_seqs) * (o_.batch_prompt + o_.n_gen + 16);
+        KvCache cache = model_.make_kv_cache(slots, o_.kv_types);
         std::vector<SequenceKv> seqs(static_cast<size_t>(n_seqs));
         for (auto& s : seqs) {
             if (!s.reserve(cache, o_.batch_prompt + o_.n_gen)) return Status::error("bench: KV cache too small");
@@ -138,7 +141,7 @@ public:
 
     // Faults the weight mapping in and sizes the workspace before timing.
     Status warm_up() {
-        KvCache cache = model_.make_kv_cache(8);
+        KvCache cache = model_.make_kv_cache(8, o_.kv_types);
         SequenceKv seq;
         return model_.forward(cache, seq, random_tokens(8), false, logits_, pool_);
     }
@@ -157,7 +160,9 @@ void print_table(const Model& model, const BenchOptions& o, const std::vector<Re
                  double wbytes) {
     std::printf("model: %s (%s, %d layers, n_embd %d)\n", o.model_path.c_str(), model.config().arch.c_str(),
                 model.config().n_layer, model.config().n_embd);
-    std::printf("threads: %d, kernels: %s, repetitions: %d\n", o.threads, simd_level_name(best_simd_level()), o.reps);
+    std::printf("threads: %d, kernels: %s, repetitions: %d, KV cache: K %s, V %s\n", o.threads,
+                simd_level_name(best_simd_level()), o.reps, kv_type_name(o.kv_types.k).c_str(),
+                kv_type_name(o.kv_types.v).c_str());
     std::printf("weights read per decode token: %.1f MiB; memory read bandwidth: %.2f GB/s\n\n",
                 wbytes / (1024.0 * 1024.0), bw / 1e9);
     std::printf("| %-24s | %16s | %9s |\n", "test", "t/s", "roofline");
@@ -179,6 +184,8 @@ void print_json(const Model& model, const BenchOptions& o, const std::vector<Res
     j["threads"] = o.threads;
     j["kernels"] = simd_level_name(best_simd_level());
     j["repetitions"] = o.reps;
+    j["cache_type_k"] = kv_type_name(o.kv_types.k);
+    j["cache_type_v"] = kv_type_name(o.kv_types.v);
     j["read_bandwidth_gbs"] = bw / 1e9;
     j["weight_bytes_per_token"] = wbytes;
     j["results"] = nlohmann::json::array();
@@ -212,6 +219,7 @@ int cmd_bench(int argc, char** argv) {
         ->check(CLI::Range(0.0, 65536.0));
     app.add_flag("!--no-single", o.single, "skip the single-stream decode tests");
     app.add_flag("--json", o.json, "print JSON instead of a table");
+    add_kv_type_flags(app, o.kv_types);
     if (auto code = parse_args(app, argc, argv)) return *code;
 
     auto loaded = Model::load(o.model_path);
@@ -220,6 +228,10 @@ int cmd_bench(int argc, char** argv) {
         return 1;
     }
     Model& model = **loaded;
+    if (Status st = check_kv_types(o.kv_types, model.config().head_dim); !st.ok()) {
+        std::fprintf(stderr, "tessera bench: %s\n", st.message().c_str());
+        return 1;
+    }
     Bench bench(model, o);
     std::vector<Result> results;
     auto fail = [](const Status& st) {

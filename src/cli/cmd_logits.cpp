@@ -1,12 +1,14 @@
 // `tessera logits`: run a token sequence through the model and print the
 // logits of every position, one line each. Used by the architecture tests to
-// compare the forward pass with an independent reference.
+// compare the forward pass with an independent reference, so its KV cache is
+// F32 unless --kv-type says otherwise.
 #include <cstdio>
 #include <sstream>
 #include <string>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/kv_type_flags.h"
 #include "model/model.h"
 
 namespace tessera {
@@ -18,6 +20,8 @@ int cmd_logits(int argc, char** argv) {
     app.add_option("-m,--model", model_path, "GGUF model file")->required();
     app.add_option("--tokens", token_text, "token ids separated by spaces or commas")->required();
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
+    KvTypes kv_types{GgmlType::F32, GgmlType::F32};
+    add_kv_type_flags(app, kv_types);
     if (auto code = parse_args(app, argc, argv)) return *code;
 
     std::vector<int32_t> tokens;
@@ -34,7 +38,11 @@ int cmd_logits(int argc, char** argv) {
         std::fprintf(stderr, "tessera logits: %s\n", model.error().c_str());
         return 1;
     }
-    KvCache cache = (*model)->make_kv_cache(static_cast<int64_t>(tokens.size()));
+    if (Status st = check_kv_types(kv_types, (*model)->config().head_dim); !st.ok()) {
+        std::fprintf(stderr, "tessera logits: %s\n", st.message().c_str());
+        return 1;
+    }
+    KvCache cache = (*model)->make_kv_cache(static_cast<int64_t>(tokens.size()), kv_types);
     SequenceKv seq;
     ThreadPool pool(threads);
     std::vector<float> logits;

@@ -13,6 +13,7 @@
 
 #include "cli/chat_session.h"
 #include "cli/commands.h"
+#include "cli/kv_type_flags.h"
 #include "server/http_server.h"
 
 namespace tessera {
@@ -42,6 +43,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
     app.add_option("--kv-memory", e.kv_memory_bytes, "KV cache budget in bytes, e.g. 512M or 2G")
         ->transform(CLI::AsSizeValue(false));
+    add_kv_type_flags(app, e.kv_types);
     app.add_option("--max-context", e.max_context, "per-request token limit (0: the model's training context)")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("--max-batch-tokens", e.max_batch_tokens, "token budget per engine step")

@@ -32,7 +32,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }
 
 int64_t kv_blocks_for(const ModelConfig& c, const EngineOptions& o) {
-    const int64_t block_bytes = 2ll * c.n_layer * o.block_size * c.kv_dim() * static_cast<int64_t>(sizeof(float));
+    const int64_t block_bytes = KvCache::bytes_per_block(c.n_layer, c.kv_dim(), o.block_size, o.kv_types);
     const int64_t blocks = o.kv_memory_bytes > 0 ? o.kv_memory_bytes / block_bytes
                                                  : (o.ctx_size + o.block_size - 1) / o.block_size;
     return std::max<int64_t>(blocks, 1);
@@ -48,8 +48,8 @@ class Engine::Impl {
 public:
     Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options)
         : model_(model), tokenizer_(tokenizer), options_(options),
-          cache_(model.config().n_layer, model.config().kv_dim(),
-                 static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size),
+          cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
+                 static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
           scheduler_(cache_, SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache}),
           pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
         const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
@@ -411,6 +411,7 @@ Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& t
     if (options.block_size < 1 || options.block_size > 256) return Status::error("block size must be 1..256");
     if (options.max_batch_tokens < 1) return Status::error("max batch tokens must be positive");
     if (options.max_seqs < 1) return Status::error("max sequences must be positive");
+    TS_RETURN_IF_ERROR(check_kv_types(options.kv_types, model.config().head_dim));
     if (model.config().n_vocab != tokenizer.n_vocab()) {
         return Status::error("the tokenizer has " + std::to_string(tokenizer.n_vocab()) +
                              " tokens but the model " + std::to_string(model.config().n_vocab));

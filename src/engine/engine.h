@@ -20,6 +20,7 @@ namespace tessera {
 struct EngineOptions {
     int threads = 0;                  // 0: all cores
     int64_t kv_memory_bytes = 0;      // KV budget; 0: derive from ctx_size
+    KvTypes kv_types{};               // K/V storage types (a budget holds more F16/Q8_0 tokens)
     int64_t ctx_size = 8192;          // total KV tokens when kv_memory_bytes == 0
     int block_size = 16;
     int32_t max_batch_tokens = 512;   // token budget per step

@@ -26,7 +26,8 @@ Expected<GenerateResult> generate(Model& model, const Tokenizer& tokenizer, std:
         return Status::error("the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
                              std::to_string(n_ctx));
     }
-    KvCache cache = model.make_kv_cache(n_ctx);
+    TS_RETURN_IF_ERROR(check_kv_types(options.kv_types, cfg.head_dim));
+    KvCache cache = model.make_kv_cache(n_ctx, options.kv_types);
     SequenceKv seq;
     Sampler sampler(options.sampling, cfg.n_vocab);
     for (int32_t t : prompt) sampler.accept(t);

@@ -25,6 +25,7 @@ struct GenerateOptions {
     std::vector<std::string> stop;
     SamplingParams sampling;
     int64_t n_ctx = 0;  // 0: the model's training context
+    KvTypes kv_types{};  // K/V storage types
 };
 
 struct GenerateResult {

@@ -1,5 +1,6 @@
 // Streaming-softmax attention, one block of keys at a time: scores for the
-// block, then one rescale of the running sum. attend_head is the scalar
+// block, then one rescale of the running sum; K/V rows stay in their storage
+// type in the cache. attend_head is the scalar
 // reference; attention_batch plans GQA-grouped, context-split work pieces,
 // runs a (SIMD) range kernel on each and merges the split pieces.
 #include "kernels/attention.h"
@@ -11,6 +12,8 @@
 
 #include "core/check.h"
 #include "kernels/cpu/attn_x86.h"
+#include "tensor/kv_type.h"
+#include "tensor/quant.h"
 
 namespace tessera {
 namespace {
@@ -25,11 +28,20 @@ constexpr int kMaxTokensPerPiece = 8;
 // over all cores, and a row's result depends only on its own context, never
 // on the batch around it or the thread count.
 constexpr int64_t kSplitPositions = 512;
+// ModelConfig caps head_dim here; the scalar paths decode one row into a
+// buffer this long.
+constexpr int kMaxHeadDim = 1024;
 
 float dot(const float* q, const float* k, int n) {
     float sum = 0.0f;
     for (int d = 0; d < n; ++d) sum += q[d] * k[d];
     return sum;
+}
+
+// One head's slice of the row at `slot`, decoded to floats: the reference
+// conversion the SIMD kernels' in-register loads must match.
+void load_head(const uint8_t* pool, GgmlType t, int64_t row_bytes, int64_t slot, int kv_head, int hd, float* dst) {
+    dequantize_row(t, pool + slot * row_bytes + kv_row_bytes(t, static_cast<int64_t>(kv_head) * hd), dst, hd);
 }
 
 void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
@@ -39,13 +51,14 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
     float running_sum = 0.0f;
     std::fill(out, out + hd, 0.0f);
     float scores[256];
+    float row[kMaxHeadDim];
     for (int64_t start = 0; start < n_ctx; start += kv.block_size) {
         const int n = static_cast<int>(std::min<int64_t>(kv.block_size, n_ctx - start));
         const int64_t slot0 = static_cast<int64_t>(kv.block_table[start / kv.block_size]) * kv.block_size;
         float block_max = kNegInf;
         for (int j = 0; j < n; ++j) {
-            const float* k = kv.k_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
-            scores[j] = dot(q, k, hd) * s.scale;
+            load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + j, kv_head, hd, row);
+            scores[j] = dot(q, row, hd) * s.scale;
             block_max = std::max(block_max, scores[j]);
         }
         const float new_max = std::max(running_max, block_max);
@@ -55,8 +68,8 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
         for (int j = 0; j < n; ++j) {
             const float p = std::exp(scores[j] - new_max);
             running_sum += p;
-            const float* v = kv.v_pool + (slot0 + j) * kv.kv_dim + kv_head * hd;
-            for (int d = 0; d < hd; ++d) out[d] += p * v[d];
+            load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + j, kv_head, hd, row);
+            for (int d = 0; d < hd; ++d) out[d] += p * row[d];
         }
         running_max = new_max;
     }
@@ -72,6 +85,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
     float scores[256];
+    float row_buf[kMaxHeadDim];
     for (int64_t start = r.p0; start < r.p1;) {
         const int64_t block = start / kv.block_size;
         const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
@@ -84,8 +98,8 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             float* acc = r.acc + static_cast<int64_t>(row) * hd;
             float block_max = kNegInf;
             for (int64_t p = start; p < row_end; ++p) {
-                const float* k = kv.k_pool + (slot0 + p) * kv.kv_dim + r.kv_head * hd;
-                scores[p - start] = dot(q, k, hd) * s.scale;
+                load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + p, r.kv_head, hd, row_buf);
+                scores[p - start] = dot(q, row_buf, hd) * s.scale;
                 block_max = std::max(block_max, scores[p - start]);
             }
             const float new_max = std::max(r.m[row], block_max);
@@ -95,8 +109,8 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             for (int64_t p = start; p < row_end; ++p) {
                 const float e = std::exp(scores[p - start] - new_max);
                 r.l[row] += e;
-                const float* v = kv.v_pool + (slot0 + p) * kv.kv_dim + r.kv_head * hd;
-                for (int d = 0; d < hd; ++d) acc[d] += e * v[d];
+                load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + p, r.kv_head, hd, row_buf);
+                for (int d = 0; d < hd; ++d) acc[d] += e * row_buf[d];
             }
             r.m[row] = new_max;
         }
@@ -140,25 +154,28 @@ void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base,
 }  // namespace
 
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out) {
+    TS_CHECK(s.head_dim <= kMaxHeadDim && kv.block_size <= 256);
     attend_kv_head(s, kv, q, head / (s.n_head / s.n_head_kv), n_ctx, out);
 }
 
-AttendRangeFn find_attend_range(SimdLevel level, int head_dim) {
+AttendRangeFn find_attend_range(SimdLevel level, int head_dim, GgmlType k_type, GgmlType v_type) {
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
+    TS_CHECK(is_kv_type(k_type) && is_kv_type(v_type));
     AttendRangeFn fn = nullptr;
-    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512_attend_range(head_dim);
-    if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_attend_range(head_dim);
+    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512_attend_range(head_dim, k_type, v_type);
+    if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_attend_range(head_dim, k_type, v_type);
     return fn != nullptr ? fn : attend_range_scalar;
 }
 
-void attention_batch(const AttentionShape& s, const float* k_pool, const float* v_pool, int block_size,
-                     const std::vector<AttnSeq>& seqs, const float* q, float* out, ThreadPool& pool,
-                     AttentionScratch& scratch, SimdLevel level) {
-    TS_CHECK(s.n_head % s.n_head_kv == 0 && block_size >= 1 && block_size <= 256);
+void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std::vector<AttnSeq>& seqs,
+                     const float* q, float* out, ThreadPool& pool, AttentionScratch& scratch, SimdLevel level) {
+    const int block_size = kv_pools.block_size;
+    TS_CHECK(s.n_head % s.n_head_kv == 0 && block_size >= 1 && block_size <= 256 && s.head_dim <= kMaxHeadDim);
+    TS_CHECK(kv_pools.kv_dim == s.n_head_kv * s.head_dim);
     const int group = s.n_head / s.n_head_kv, hd = s.head_dim;
     const int64_t q_dim = static_cast<int64_t>(s.n_head) * hd;
     const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
-    const AttendRangeFn kernel = find_attend_range(level, hd);
+    const AttendRangeFn kernel = find_attend_range(level, hd, kv_pools.k_type, kv_pools.v_type);
 
     // Items: (token run of one sequence, KV head), each cut into pieces.
     const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
@@ -204,7 +221,8 @@ void attention_batch(const AttentionShape& s, const float* k_pool, const float* 
         for (;;) {
             const size_t p = next.fetch_add(1, std::memory_order_relaxed);
             if (p >= pieces.size()) return;
-            const PagedKv kv{k_pool, v_pool, seqs[info[p].seq].block_table, block_size, s.n_head_kv * hd};
+            PagedKv kv = kv_pools;
+            kv.block_table = seqs[info[p].seq].block_table;
             kernel(s, kv, pieces[p]);
             if (info[p].split_item < 0) finalize_piece(pieces[p], hd, out + info[p].out_offset, q_dim);
         }

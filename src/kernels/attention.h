@@ -1,5 +1,6 @@
-// Causal attention over F32 K/V rows read through a block table, with an
-// online (streaming) softmax so no score matrix is ever materialised. The
+// Causal attention over K/V rows read through a block table in their storage
+// type (F32, F16, BF16 or Q8_0, converted in registers), with an online
+// (streaming) softmax so no score matrix is ever materialised. The
 // batched entry point groups query heads per KV head (GQA) and tokens per
 // sequence so each K/V row is read once per group, and splits long contexts.
 #pragma once
@@ -8,13 +9,18 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "gguf/ggml_type.h"
 #include "kernels/dot_kernels.h"
 
 namespace tessera {
 
+// One layer's K and V pools. Slot s (block * block_size + offset) holds the
+// kv_dim elements of one position at k_pool + s * k_row_bytes (V alike).
 struct PagedKv {
-    const float* k_pool;         // [n_slots, kv_dim]
-    const float* v_pool;         // [n_slots, kv_dim]
+    const uint8_t* k_pool;       // [n_slots] rows of k_row_bytes
+    const uint8_t* v_pool;       // [n_slots] rows of v_row_bytes
+    GgmlType k_type, v_type;     // F32, F16, BF16 or Q8_0 (head_dim % 32 == 0)
+    int64_t k_row_bytes, v_row_bytes;
     const int32_t* block_table;  // block of each block_size run of positions
     int block_size;
     int kv_dim;                  // n_head_kv * head_dim
@@ -52,8 +58,8 @@ struct AttnRange {
 using AttendRangeFn = void (*)(const AttentionShape& s, const PagedKv& kv, const AttnRange& r);
 
 // The range kernel at `level` (or the best lower level that supports this
-// head_dim); the scalar version always exists.
-AttendRangeFn find_attend_range(SimdLevel level, int head_dim);
+// head_dim and these storage types); the scalar version always exists.
+AttendRangeFn find_attend_range(SimdLevel level, int head_dim, GgmlType k_type, GgmlType v_type);
 
 // A run of consecutive tokens of one sequence in a batch.
 struct AttnSeq {
@@ -77,10 +83,10 @@ struct AttentionScratch {
 };
 
 // Attention of every batch token to its own sequence's positions [0, pos].
-// q and out: [n_tokens, n_head * head_dim]; k_pool/v_pool hold every
-// sequence's K/V (already written for the batch tokens).
-void attention_batch(const AttentionShape& s, const float* k_pool, const float* v_pool, int block_size,
-                     const std::vector<AttnSeq>& seqs, const float* q, float* out, ThreadPool& pool,
+// q and out: [n_tokens, n_head * head_dim]; kv's pools hold every
+// sequence's K/V (already written for the batch tokens; kv.block_table is
+// ignored, each AttnSeq brings its own).
+void attention_batch(const AttentionShape& s, const PagedKv& kv, const std::vector<AttnSeq>& seqs, const float* q, float* out, ThreadPool& pool,
                      AttentionScratch& scratch, SimdLevel level);
 
 }  // namespace tessera

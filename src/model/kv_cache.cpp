@@ -1,26 +1,45 @@
-// Block pool bookkeeping for the KV cache.
+// Block pool bookkeeping for the KV cache, and conversion on store.
 #include "model/kv_cache.h"
 
 #include <algorithm>
 
 #include "core/check.h"
+#include "tensor/quant.h"
 
 namespace tessera {
 
-KvCache::KvCache(int n_layer, int kv_dim, int n_blocks, int block_size)
-    : n_layer_(n_layer), kv_dim_(kv_dim), n_blocks_(n_blocks), block_size_(block_size), blocks_(n_blocks) {
-    TS_CHECK(n_layer > 0 && kv_dim > 0 && n_blocks > 0 && block_size > 0);
-    const size_t n = static_cast<size_t>(n_layer) * n_blocks * block_size * kv_dim;
-    k_.assign(n, 0.0f);
-    v_.assign(n, 0.0f);
+KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int block_size, KvTypes types)
+    : n_layer_(n_layer), kv_dim_(n_head_kv * head_dim), n_blocks_(n_blocks), block_size_(block_size),
+      types_(types), k_row_bytes_(kv_row_bytes(types.k, kv_dim_)), v_row_bytes_(kv_row_bytes(types.v, kv_dim_)),
+      blocks_(n_blocks) {
+    TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);
+    TS_CHECK(check_kv_types(types, head_dim).ok());
+    k_.assign(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_), 0);
+    v_.assign(static_cast<size_t>(n_layer_ * slots() * v_row_bytes_), 0);
+}
+
+int64_t KvCache::bytes_per_block(int n_layer, int kv_dim, int block_size, KvTypes types) {
+    return static_cast<int64_t>(n_layer) * block_size * (kv_row_bytes(types.k, kv_dim) + kv_row_bytes(types.v, kv_dim));
+}
+
+void KvCache::store(int layer, int64_t slot, const float* k, const float* v) {
+    TS_CHECK(layer >= 0 && layer < n_layer_ && slot >= 0 && slot < slots());
+    quantize_row(types_.k, k, k_row(layer, slot), kv_dim_);
+    quantize_row(types_.v, v, v_row(layer, slot), kv_dim_);
+}
+
+PagedKv KvCache::view(int layer) const {
+    const int64_t first = layer * slots();
+    return PagedKv{k_.data() + first * k_row_bytes_, v_.data() + first * v_row_bytes_, types_.k, types_.v,
+                   k_row_bytes_, v_row_bytes_, nullptr, block_size_, kv_dim_};
 }
 
 void KvCache::copy_block(int32_t src, int32_t dst) {
     TS_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_);
-    const size_t rows = static_cast<size_t>(block_size_) * kv_dim_;
+    const int64_t bs = block_size_;
     for (int l = 0; l < n_layer_; ++l) {
-        std::copy(k_pool(l) + src * rows, k_pool(l) + (src + 1) * rows, k_pool(l) + dst * rows);
-        std::copy(v_pool(l) + src * rows, v_pool(l) + (src + 1) * rows, v_pool(l) + dst * rows);
+        std::copy_n(k_row(l, src * bs), bs * k_row_bytes_, k_row(l, dst * bs));
+        std::copy_n(v_row(l, src * bs), bs * v_row_bytes_, v_row(l, dst * bs));
     }
 }
 

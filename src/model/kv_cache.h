@@ -1,7 +1,7 @@
 // KV storage in fixed-size blocks. Every layer keeps one pool of K rows and
-// one of V rows (F32), addressed by (block, slot); a sequence owns a block
-// table that maps its positions to blocks. Today one sequence uses it; the
-// paged, shared cache of the serving work builds on the same layout.
+// one of V rows, addressed by (block, slot), each in its storage type (F32,
+// F16, BF16 or Q8_0; rows are converted as they are written); a sequence owns
+// a block table that maps its positions to blocks.
 #pragma once
 
 #include <cstdint>
@@ -9,23 +9,31 @@
 
 #include "cache/block_pool.h"
 #include "core/status.h"
+#include "kernels/attention.h"
+#include "tensor/kv_type.h"
 
 namespace tessera {
 
 class KvCache {
 public:
-    KvCache(int n_layer, int kv_dim, int n_blocks, int block_size);
+    // types must pass check_kv_types for head_dim (callers check user input).
+    KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int block_size, KvTypes types = {});
+
+    // Bytes of K and V of one block across all layers (KV memory budgets).
+    static int64_t bytes_per_block(int n_layer, int kv_dim, int block_size, KvTypes types);
 
     int n_layer() const { return n_layer_; }
     int kv_dim() const { return kv_dim_; }
     int n_blocks() const { return n_blocks_; }
     int block_size() const { return block_size_; }
+    KvTypes types() const { return types_; }
 
-    // [n_blocks * block_size, kv_dim] F32 rows of one layer.
-    float* k_pool(int layer) { return k_.data() + pool_offset(layer); }
-    float* v_pool(int layer) { return v_.data() + pool_offset(layer); }
-    const float* k_pool(int layer) const { return k_.data() + pool_offset(layer); }
-    const float* v_pool(int layer) const { return v_.data() + pool_offset(layer); }
+    // Converts one token's K and V rows ([kv_dim] floats each) into the
+    // storage types at `slot` (block * block_size + offset) of `layer`.
+    void store(int layer, int64_t slot, const float* k, const float* v);
+
+    // The layer's pools for the attention kernels (block_table left null).
+    PagedKv view(int layer) const;
 
     // Reference-counted allocation of whole blocks (shared blocks: prefix
     // cache, parallel choices).
@@ -37,12 +45,15 @@ public:
     void copy_block(int32_t src, int32_t dst);
 
 private:
-    size_t pool_offset(int layer) const {
-        return static_cast<size_t>(layer) * static_cast<size_t>(n_blocks_) * block_size_ * kv_dim_;
-    }
+    int64_t slots() const { return static_cast<int64_t>(n_blocks_) * block_size_; }
+    uint8_t* k_row(int layer, int64_t slot) { return k_.data() + (layer * slots() + slot) * k_row_bytes_; }
+    uint8_t* v_row(int layer, int64_t slot) { return v_.data() + (layer * slots() + slot) * v_row_bytes_; }
+
     int n_layer_, kv_dim_, n_blocks_, block_size_;
-    std::vector<float> k_;  // [n_layer, n_blocks * block_size, kv_dim]
-    std::vector<float> v_;  // [n_layer, n_blocks * block_size, kv_dim]
+    KvTypes types_;
+    int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
+    std::vector<uint8_t> k_;  // [n_layer, n_blocks * block_size] rows of k_row_bytes_
+    std::vector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
     BlockPool blocks_;
 };
 

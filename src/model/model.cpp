@@ -74,9 +74,9 @@ Expected<std::unique_ptr<Model>> Model::from_gguf(GgufFile file) {
     return std::unique_ptr<Model>(new Model(std::move(file), std::move(*config), std::move(*weights)));
 }
 
-KvCache Model::make_kv_cache(int64_t n_ctx, int block_size) const {
+KvCache Model::make_kv_cache(int64_t n_ctx, KvTypes types, int block_size) const {
     const int64_t n_blocks = std::max<int64_t>(1, (n_ctx + block_size - 1) / block_size);
-    return KvCache(config_.n_layer, config_.kv_dim(), static_cast<int>(n_blocks), block_size);
+    return KvCache(config_.n_layer, config_.n_head_kv, config_.head_dim, static_cast<int>(n_blocks), block_size, types);
 }
 
 Status Model::forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
@@ -153,8 +153,6 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
         matmul(w.wv, ws.h.data(), n, ws.v.data(), pool, ws.scratch);
     }
 
-    float* k_pool = cache.k_pool(layer);
-    float* v_pool = cache.v_pool(layer);
     const int bs = cache.block_size();
     auto position = [&](int64_t t) {
         const BatchSequence& s = batch.seqs[batch.seq_of[t]];
@@ -175,8 +173,7 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
         rope_apply(c.rope, ws.rope, k, c.n_head_kv, c.head_dim);
         const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;
         const int64_t slot = static_cast<int64_t>(table[pos / bs]) * bs + pos % bs;
-        std::copy(k, k + c.kv_dim(), k_pool + slot * c.kv_dim());
-        std::copy(v, v + c.kv_dim(), v_pool + slot * c.kv_dim());
+        cache.store(layer, slot, k, v);
     }
 
     // Query heads are grouped per KV head and long contexts split, so a
@@ -186,7 +183,7 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     for (const BatchSequence& s : batch.seqs) {
         ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
     }
-    attention_batch(shape, k_pool, v_pool, bs, ws.attn_seqs, ws.q.data(), ws.attn.data(), pool, ws.attn_scratch,
+    attention_batch(shape, cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), pool, ws.attn_scratch,
                     best_simd_level());
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), pool, ws.scratch);
     add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);

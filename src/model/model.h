@@ -30,8 +30,9 @@ public:
     const GgufFile& gguf() const { return file_; }
     const ModelWeights& weights() const { return weights_; }
 
-    // A KV cache sized for n_ctx tokens of this model.
-    KvCache make_kv_cache(int64_t n_ctx, int block_size = 16) const;
+    // A KV cache sized for n_ctx tokens of this model, K/V stored as `types`
+    // (which must pass check_kv_types for this model's head_dim).
+    KvCache make_kv_cache(int64_t n_ctx, KvTypes types = {}, int block_size = 16) const;
 
     // Runs `tokens` at positions seq.n_tokens, seq.n_tokens+1, ... Logits of
     // the last token (or of every token when all_logits) are written to

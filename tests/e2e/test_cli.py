@@ -47,6 +47,20 @@ def test_max_tokens_and_stop_string(tessera_bin, model_path):
     assert full.stdout.startswith(stopped.stdout.rstrip("\n"))
 
 
+def test_every_kv_cache_type_answers_and_bad_types_are_refused(tessera_bin, model_path):
+    ask = [tessera_bin, "run", "-m", model_path, "--chat", "--temp", "0", "-n", "24",
+           "-p", "What is the capital of France? Answer in one sentence."]
+    for flags in (["--kv-type", "f32"], ["--kv-type", "f16"], ["--kv-type", "bf16"], ["--kv-type", "Q8_0"],
+                  ["--cache-type-k", "q8_0", "--cache-type-v", "f16"]):
+        r = run(ask + flags)
+        assert r.returncode == 0, (flags, r.stderr)
+        assert "Paris" in r.stdout, flags
+    bad = run(ask + ["--kv-type", "q4_0"])
+    assert bad.returncode == 2 and "f32, f16, bf16 or q8_0" in bad.stderr
+    both = run(ask + ["--kv-type", "f16", "--cache-type-k", "f32"])
+    assert both.returncode == 2 and "excludes" in both.stderr
+
+
 def test_tokenize_matches_llama_cpp_golden(tessera_bin, model_path):
     lines = (ROOT / "tests/golden/tokenizer/smollm2_135m.jsonl").read_text(encoding="utf-8").split("\n")[1:]
     cases = [c for c in map(json.loads, filter(None, lines)) if c["text"].strip()][::40]

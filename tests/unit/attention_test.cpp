@@ -1,7 +1,8 @@
 // attention_batch (GQA grouping, context splitting, scalar/AVX2/AVX-512 range
-// kernels) against the scalar reference attend_head, on odd shapes: contexts
-// that are not a multiple of the block size, single tokens, GQA 9/3, MQA,
-// head_dim 64/128 and widths no vector level supports, shuffled block tables.
+// kernels) against the scalar reference attend_head, for every K/V storage
+// type (F32, F16, BF16, Q8_0 and mixed pairs), on odd shapes: contexts that
+// are not a multiple of the block size, single tokens, GQA 9/3, MQA, head_dim
+// 32/64/96/128 and widths no vector level supports, shuffled block tables.
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -10,17 +11,50 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "tensor/kv_type.h"
+#include "tensor/quant.h"
 
 namespace tessera {
 namespace {
+
+const KvTypes kAllTypes[] = {{GgmlType::F32, GgmlType::F32},   {GgmlType::F16, GgmlType::F16},
+                             {GgmlType::BF16, GgmlType::BF16}, {GgmlType::Q8_0, GgmlType::Q8_0},
+                             {GgmlType::Q8_0, GgmlType::F16},  {GgmlType::F16, GgmlType::BF16}};
+
+// K and V pools of n_slots rows holding random values encoded as `types`.
+struct Pools {
+    std::vector<uint8_t> k, v;
+    PagedKv kv;
+};
+
+Pools random_pools(KvTypes types, int64_t n_slots, int kv_dim, int block_size, std::mt19937& rng) {
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    Pools p;
+    const int64_t kb = kv_row_bytes(types.k, kv_dim), vb = kv_row_bytes(types.v, kv_dim);
+    p.k.resize(static_cast<size_t>(n_slots * kb));
+    p.v.resize(static_cast<size_t>(n_slots * vb));
+    std::vector<float> row(static_cast<size_t>(kv_dim));
+    for (int64_t slot = 0; slot < n_slots; ++slot) {
+        for (auto& x : row) x = nd(rng);
+        quantize_row(types.k, row.data(), p.k.data() + slot * kb, kv_dim);
+        for (auto& x : row) x = nd(rng);
+        quantize_row(types.v, row.data(), p.v.data() + slot * vb, kv_dim);
+    }
+    p.kv = PagedKv{p.k.data(), p.v.data(), types.k, types.v, kb, vb, nullptr, block_size, kv_dim};
+    return p;
+}
+
+std::string types_name(KvTypes t) { return kv_type_name(t.k) + "/" + kv_type_name(t.v); }
 
 struct Case {
     int n_head, n_head_kv, head_dim, block_size;
     std::vector<std::pair<int64_t, int32_t>> runs;  // (pos0, n_tokens) per sequence
 };
 
-void check_case(const Case& c, ThreadPool& pool, SimdLevel level) {
+void check_case(const Case& c, KvTypes types, ThreadPool& pool, SimdLevel level) {
     std::mt19937 rng(7 + c.n_head * 31 + c.head_dim);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     const int kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
@@ -39,10 +73,7 @@ void check_case(const Case& c, ThreadPool& pool, SimdLevel level) {
     for (size_t s = 0; s < tables.size(); ++s) {
         for (int64_t b = 0; b < blocks_per_seq[s]; ++b) tables[s].push_back(order[next++]);
     }
-    std::vector<float> k(static_cast<size_t>(n_blocks * c.block_size * kv_dim));
-    std::vector<float> v(k.size());
-    for (auto& x : k) x = nd(rng);
-    for (auto& x : v) x = nd(rng);
+    const Pools pools = random_pools(types, n_blocks * c.block_size, kv_dim, c.block_size, rng);
     std::vector<AttnSeq> seqs;
     int32_t n_tok = 0;
     for (size_t s = 0; s < c.runs.size(); ++s) {
@@ -54,9 +85,10 @@ void check_case(const Case& c, ThreadPool& pool, SimdLevel level) {
     for (auto& x : q) x = 2.0f * nd(rng);  // peaked softmax: mistakes show
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
     AttentionScratch scratch;
-    attention_batch(shape, k.data(), v.data(), c.block_size, seqs, q.data(), out.data(), pool, scratch, level);
+    attention_batch(shape, pools.kv, seqs, q.data(), out.data(), pool, scratch, level);
     for (const AttnSeq& s : seqs) {
-        const PagedKv kv{k.data(), v.data(), s.block_table, c.block_size, kv_dim};
+        PagedKv kv = pools.kv;
+        kv.block_table = s.block_table;
         for (int32_t t = 0; t < s.n_tokens; ++t) {
             for (int h = 0; h < c.n_head; ++h) {
                 const int64_t off = static_cast<int64_t>(s.first + t) * q_dim + h * c.head_dim;
@@ -66,8 +98,9 @@ void check_case(const Case& c, ThreadPool& pool, SimdLevel level) {
     }
     for (size_t i = 0; i < ref.size(); ++i) {
         ASSERT_NEAR(out[i], ref[i], 2e-5f * (1.0f + std::fabs(ref[i])))
-            << "element " << i << " level " << simd_level_name(level) << " heads " << c.n_head << "/" << c.n_head_kv
-            << " head_dim " << c.head_dim << " block " << c.block_size << " threads " << pool.size();
+            << "element " << i << " level " << simd_level_name(level) << " types " << types_name(types) << " heads "
+            << c.n_head << "/" << c.n_head_kv << " head_dim " << c.head_dim << " block " << c.block_size
+            << " threads " << pool.size();
     }
 }
 
@@ -81,46 +114,90 @@ TEST(AttentionTest, BatchMatchesReferenceOnOddShapes) {
         {32, 4, 64, 16, {{2100, 1}}},                      // 1.1B-like GQA 8
         {6, 2, 24, 16, {{0, 9}, {300, 1}}},                // width AVX-512 cannot take
         {2, 1, 12, 5, {{0, 11}, {40, 1}}},                 // width no SIMD level takes
+        {6, 3, 96, 16, {{0, 21}, {530, 2}}},               // 96: no unrolled V path
+        {4, 2, 32, 9, {{0, 5}, {77, 1}}},                  // one Q8_0 block per head
     };
     ThreadPool pool1(1), pool3(3);
-    for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
-        for (const Case& c : cases) {
-            check_case(c, pool1, static_cast<SimdLevel>(lv));
-            check_case(c, pool3, static_cast<SimdLevel>(lv));
+    for (KvTypes types : kAllTypes) {
+        for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
+            for (const Case& c : cases) {
+                if (!check_kv_types(types, c.head_dim).ok()) continue;  // Q8_0 needs head_dim % 32 == 0
+                check_case(c, types, pool1, static_cast<SimdLevel>(lv));
+                check_case(c, types, pool3, static_cast<SimdLevel>(lv));
+            }
+        }
+    }
+}
+
+TEST(AttentionTest, StoredTypesStayCloseToF32) {
+    // The same random K/V stored as F32 and as each other type: the output
+    // moves by about the type's rounding (F16 ~1e-3, BF16 and Q8_0 ~1e-2).
+    const int hd = 64, n_head = 9, n_kv = 3, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
+    const int64_t ctx = 300, n_blocks = (ctx + bs - 1) / bs;
+    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::vector<float> q(q_dim);
+    std::mt19937 qrng(5);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& x : q) x = nd(qrng);
+    const AttentionShape shape{n_head, n_kv, hd, 0.125f};
+    ThreadPool pool(1);
+    AttentionScratch scratch;
+    auto run = [&](KvTypes types) {
+        std::mt19937 rng(3);  // same values whatever the type
+        const Pools p = random_pools(types, n_blocks * bs, kv_dim, bs, rng);
+        std::vector<float> out(q_dim);
+        attention_batch(shape, p.kv, {AttnSeq{table.data(), ctx - 1, 0, 1}}, q.data(), out.data(), pool, scratch,
+                        best_simd_level());
+        return out;
+    };
+    const std::vector<float> f32 = run({GgmlType::F32, GgmlType::F32});
+    for (KvTypes types : kAllTypes) {
+        const std::vector<float> out = run(types);
+        float worst = 0.0f;
+        for (int i = 0; i < q_dim; ++i) worst = std::max(worst, std::fabs(out[i] - f32[i]));
+        const bool coarse = types.k == GgmlType::BF16 || types.k == GgmlType::Q8_0 || types.v == GgmlType::BF16 ||
+                            types.v == GgmlType::Q8_0;
+        EXPECT_LT(worst, coarse ? 3e-2f : 3e-3f) << types_name(types);
+        if (types.k != GgmlType::F32) {
+            EXPECT_GT(worst, 0.0f) << types_name(types) << ": nothing was rounded?";
         }
     }
 }
 
 TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
     // A long decode row alone (split over pieces) and the same row inside a
-    // batch of other sequences, on 1 and 3 threads: bit-identical.
-    std::mt19937 rng(99);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
+    // batch of other sequences, on 1 and 3 threads: bit-identical, for every
+    // storage type.
     const int hd = 64, n_head = 9, n_kv = 3, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
     const int64_t ctx = 1500, n_blocks = (ctx + bs - 1) / bs + 8;
-    std::vector<float> k(static_cast<size_t>(n_blocks * bs * kv_dim)), v(k.size());
-    for (auto& x : k) x = nd(rng);
-    for (auto& x : v) x = nd(rng);
     std::vector<int32_t> table(static_cast<size_t>(n_blocks));
     std::iota(table.begin(), table.end(), 0);
-    std::vector<float> q(static_cast<size_t>(5) * q_dim);
-    for (auto& x : q) x = nd(rng);
     const AttentionShape shape{n_head, n_kv, hd, 0.125f};
     AttentionScratch scratch;
     ThreadPool pool1(1), pool3(3);
-    std::vector<float> alone(q_dim), batched(q.size());
-    attention_batch(shape, k.data(), v.data(), bs, {AttnSeq{table.data(), ctx - 1, 0, 1}}, q.data(), alone.data(),
-                    pool1, scratch, best_simd_level());
-    // The same sequence as the last token of a 4-token run, after another sequence.
-    const std::vector<AttnSeq> seqs = {AttnSeq{table.data(), 10, 0, 1}, AttnSeq{table.data(), ctx - 4, 1, 4}};
-    std::copy(q.begin(), q.begin() + q_dim, q.begin() + 4 * q_dim);
-    attention_batch(shape, k.data(), v.data(), bs, seqs, q.data(), batched.data(), pool3, scratch, best_simd_level());
-    for (int i = 0; i < q_dim; ++i) ASSERT_EQ(alone[i], batched[4 * q_dim + i]) << i;
+    for (KvTypes types : kAllTypes) {
+        std::mt19937 rng(99);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        const Pools p = random_pools(types, n_blocks * bs, kv_dim, bs, rng);
+        std::vector<float> q(static_cast<size_t>(5) * q_dim);
+        for (auto& x : q) x = nd(rng);
+        std::vector<float> alone(q_dim), batched(q.size());
+        attention_batch(shape, p.kv, {AttnSeq{table.data(), ctx - 1, 0, 1}}, q.data(), alone.data(), pool1, scratch,
+                        best_simd_level());
+        // The same sequence as the last token of a 4-token run, after another sequence.
+        const std::vector<AttnSeq> seqs = {AttnSeq{table.data(), 10, 0, 1}, AttnSeq{table.data(), ctx - 4, 1, 4}};
+        std::copy(q.begin(), q.begin() + q_dim, q.begin() + 4 * q_dim);
+        attention_batch(shape, p.kv, seqs, q.data(), batched.data(), pool3, scratch, best_simd_level());
+        for (int i = 0; i < q_dim; ++i) ASSERT_EQ(alone[i], batched[4 * q_dim + i]) << i << " " << types_name(types);
+    }
 }
 
 TEST(AttentionTest, FindRangeKernelFallsBackOnUnsupportedWidths) {
-    EXPECT_NE(find_attend_range(best_simd_level(), 12), nullptr);
-    EXPECT_NE(find_attend_range(SimdLevel::Scalar, 64), nullptr);
+    for (KvTypes t : kAllTypes) {
+        EXPECT_NE(find_attend_range(best_simd_level(), 12, t.k, t.v), nullptr);
+        EXPECT_NE(find_attend_range(SimdLevel::Scalar, 64, t.k, t.v), nullptr);
+    }
 }
 
 }  // namespace

@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "tensor/kv_type.h"
+
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 
 namespace tessera::x86 {
 namespace attn_avx2_impl {
@@ -60,18 +63,53 @@ struct Ops {
     }
 };
 
+// Row loaders: 8 elements from element c of a stored K/V row, as floats.
+struct LoadF32 {
+    static __m256 load(const uint8_t* row, int c) { return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + c); }
+};
+struct LoadF16 {
+    static __m256 load(const uint8_t* row, int c) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * c)));
+    }
+};
+struct LoadBF16 {  // bf16 is the top half of an f32
+    static __m256 load(const uint8_t* row, int c) {
+        const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * c)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+    }
+};
+// Q8_0 blocks: fp16 scale d then 32 int8 q, value d * q (one rounding, as the
+// scalar dequantizer). 8 divides 32, so a load stays inside one block. The
+// scale goes through vcvtph2ps on a fresh register (_cvtsh_ss would carry a
+// false dependency).
+struct LoadQ8_0 {
+    static __m256 load(const uint8_t* row, int c) {
+        const uint8_t* b = row + (c / 32) * 34;
+        uint16_t d;
+        std::memcpy(&d, b, sizeof d);
+        const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + c % 32));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d))));
+    }
+};
+
 #include "kernels/cpu/attn_x86_body.h"
 
 }  // namespace attn_avx2_impl
 
-AttendRangeFn avx2_attend_range(int head_dim) {
-    return head_dim % attn_avx2_impl::Ops::W == 0 ? attn_avx2_impl::attend_range_simd : nullptr;
+AttendRangeFn avx2_attend_range(int head_dim, GgmlType k_type, GgmlType v_type) {
+    if (head_dim % attn_avx2_impl::Ops::W != 0) return nullptr;
+    // The F16 and Q8_0 loaders use F16C conversions.
+    const bool f16c = __builtin_cpu_supports("f16c");
+    for (GgmlType t : {k_type, v_type}) {
+        if ((t == GgmlType::F16 || t == GgmlType::Q8_0) && !f16c) return nullptr;
+    }
+    return attn_avx2_impl::kernel_for(k_type, v_type);
 }
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {
-AttendRangeFn avx2_attend_range(int) { return nullptr; }
+AttendRangeFn avx2_attend_range(int, GgmlType, GgmlType) { return nullptr; }
 }  // namespace tessera::x86
 #endif

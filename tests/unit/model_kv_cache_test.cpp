@@ -1,0 +1,75 @@
+// KvCache storage types: rows convert on store (decoding gives the type's
+// rounding of the input), copy-on-write block copies are exact for every type,
+// budgets per block shrink with the type, and the type names and the Q8_0
+// head_dim rule reach the user as errors, not aborts.
+#include "model/kv_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "tensor/quant.h"
+
+namespace tessera {
+namespace {
+
+const GgmlType kTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
+
+// Decoded K (or V) row of `slot` in `layer`.
+std::vector<float> decode(const KvCache& c, int layer, int64_t slot, bool k) {
+    const PagedKv kv = c.view(layer);
+    std::vector<float> out(static_cast<size_t>(c.kv_dim()));
+    const uint8_t* row = k ? kv.k_pool + slot * kv.k_row_bytes : kv.v_pool + slot * kv.v_row_bytes;
+    dequantize_row(k ? kv.k_type : kv.v_type, row, out.data(), c.kv_dim());
+    return out;
+}
+
+TEST(KvCacheTest, StoreConvertsAndCopyBlockIsExactForEveryType) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (GgmlType t : kTypes) {
+        KvCache cache(2, 2, 64, 4, 3, KvTypes{t, t});
+        std::vector<float> k(128), v(128);
+        for (int64_t slot = 0; slot < 3; ++slot) {  // block 0
+            for (auto& x : k) x = nd(rng);
+            for (auto& x : v) x = nd(rng);
+            cache.store(1, slot, k.data(), v.data());
+            const std::vector<float> back = decode(cache, 1, slot, true);
+            for (size_t i = 0; i < k.size(); ++i) {
+                const float tol = t == GgmlType::F32 ? 0.0f : t == GgmlType::F16 ? 1e-3f : 3e-2f;
+                ASSERT_NEAR(back[i], k[i], tol * (1.0f + std::fabs(k[i]))) << kv_type_name(t);
+            }
+        }
+        cache.copy_block(0, 2);
+        for (int layer = 0; layer < 2; ++layer) {
+            for (int64_t j = 0; j < 3; ++j) {
+                EXPECT_EQ(decode(cache, layer, j, true), decode(cache, layer, 2 * 3 + j, true)) << kv_type_name(t);
+                EXPECT_EQ(decode(cache, layer, j, false), decode(cache, layer, 2 * 3 + j, false)) << kv_type_name(t);
+            }
+        }
+    }
+}
+
+TEST(KvCacheTest, BytesPerBlockFollowTheTypes) {
+    const int64_t f32 = KvCache::bytes_per_block(30, 192, 16, {GgmlType::F32, GgmlType::F32});
+    EXPECT_EQ(f32, 30 * 16 * 192 * 4 * 2);
+    EXPECT_EQ(KvCache::bytes_per_block(30, 192, 16, {GgmlType::F16, GgmlType::F16}) * 2, f32);
+    EXPECT_EQ(KvCache::bytes_per_block(30, 192, 16, {GgmlType::BF16, GgmlType::F32}), f32 * 3 / 4);
+    EXPECT_EQ(KvCache::bytes_per_block(30, 192, 16, {GgmlType::Q8_0, GgmlType::Q8_0}), 30 * 16 * 6 * 34 * 2);
+}
+
+TEST(KvCacheTest, TypeNamesAndChecks) {
+    for (GgmlType t : kTypes) EXPECT_EQ(parse_kv_type(kv_type_name(t)), t);
+    EXPECT_EQ(parse_kv_type("F16"), GgmlType::F16);
+    EXPECT_EQ(parse_kv_type("q4_0"), std::nullopt);
+    EXPECT_EQ(parse_kv_type(""), std::nullopt);
+    EXPECT_TRUE(check_kv_types({GgmlType::Q8_0, GgmlType::F16}, 64).ok());
+    EXPECT_FALSE(check_kv_types({GgmlType::Q8_0, GgmlType::F16}, 80).ok());
+    EXPECT_TRUE(check_kv_types({GgmlType::BF16, GgmlType::F16}, 80).ok());
+    EXPECT_FALSE(check_kv_types({GgmlType::Q4_0, GgmlType::F16}, 64).ok());
+}
+
+}  // namespace
+}  // namespace tessera
