@@ -103,7 +103,7 @@ bool Scheduler::held_for_shared_prefill(const Sequence& seq) {
     if (!options_.prefix_cache || seq.tokens.size() < 2) return false;
     const std::span<const int32_t> lookup(seq.tokens.data(), seq.tokens.size() - 1);
     const int64_t pending = pending_shared_tokens(lookup, seq.cache_salt, running_, cache_.block_size());
-    return pending > prefix_.cached_tokens(lookup, seq.cache_salt);
+    return pending > 0 && pending > prefix_.cached_tokens(lookup, seq.cache_salt);
 }
 
 ScheduleOutput Scheduler::schedule() {
