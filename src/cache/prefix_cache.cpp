@@ -56,6 +56,16 @@ PrefixCache::Match PrefixCache::match(std::span<const int32_t> tokens, uint64_t 
     return result;
 }
 
+int64_t PrefixCache::cached_tokens(std::span<const int32_t> tokens, uint64_t salt) const {
+    int32_t node = find_root(salt);
+    int64_t n = 0;
+    while (node >= 0 && static_cast<size_t>(n + block_size_) <= tokens.size()) {
+        node = find_child(node, tokens.subspan(static_cast<size_t>(n), block_size_));
+        if (node >= 0) n += block_size_;
+    }
+    return n;
+}
+
 void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks,
                          uint64_t salt) {
     TS_CHECK(tokens.size() == blocks.size() * static_cast<size_t>(block_size_));

@@ -38,6 +38,10 @@ public:
     // the caller, who later drops it with pool.unref(). Touches LRU times.
     Match match(std::span<const int32_t> tokens, uint64_t salt);
 
+    // How many leading tokens of `tokens` match() would return, without taking
+    // references or touching LRU times (the scheduler asks before admitting).
+    int64_t cached_tokens(std::span<const int32_t> tokens, uint64_t salt) const;
+
     // Stores full blocks: tokens.size() == blocks.size() * block_size, blocks[i]
     // holding the KV of tokens[i*bs, (i+1)*bs) after tokens[0, i*bs). Runs
     // already cached keep their existing block (no ref on the duplicate); each

@@ -22,6 +22,14 @@ namespace {
 
 constexpr const char* kOverloaded = "server overloaded: ";
 
+// An idle engine woken by one request waits for the rest of its burst before
+// the first step: clients that finish together come back together, and a
+// step started on the first few arrivals makes the others wait a whole step
+// (seconds for long prompts on a CPU). The window ends after a short quiet
+// spell, so a lone request pays a few milliseconds at most.
+constexpr auto kBurstQuiet = std::chrono::milliseconds(3);
+constexpr auto kBurstMax = std::chrono::milliseconds(30);
+
 int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -84,6 +92,7 @@ public:
 
 private:
     void loop();
+    void gather_burst(std::unique_lock<std::mutex>& lock);
     void take_incoming(std::deque<std::shared_ptr<RequestState>>& incoming);
     void start_request(std::shared_ptr<RequestState> state);
     void step();
@@ -164,6 +173,7 @@ void Engine::Impl::loop() {
             std::unique_lock<std::mutex> lock(mu_);
             cv_.wait_for(lock, std::chrono::milliseconds(50),
                          [&] { return stop_ || !incoming_.empty() || !scheduler_.idle(); });
+            if (scheduler_.idle() && !incoming_.empty()) gather_burst(lock);
             if (stop_) break;
             incoming.swap(incoming_);
         }
@@ -195,6 +205,16 @@ void Engine::Impl::loop() {
         }
     }
     retire_done();
+}
+
+void Engine::Impl::gather_burst(std::unique_lock<std::mutex>& lock) {
+    const auto deadline = std::chrono::steady_clock::now() + kBurstMax;
+    size_t seen = incoming_.size();
+    for (auto now = std::chrono::steady_clock::now(); !stop_ && now < deadline; now = std::chrono::steady_clock::now()) {
+        const auto until = std::min(deadline, now + kBurstQuiet);
+        if (!cv_.wait_until(lock, until, [&] { return stop_ || incoming_.size() != seen; })) return;
+        seen = incoming_.size();
+    }
 }
 
 void Engine::Impl::take_incoming(std::deque<std::shared_ptr<RequestState>>& incoming) {

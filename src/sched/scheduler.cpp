@@ -1,6 +1,7 @@
 // Continuous-batching scheduler. Order of each step: running decodes first
 // (so generation keeps flowing while long prompts prefill), then running
-// prefill chunks, then FCFS admission of waiting sequences. When blocks run
+// prefill chunks, then FCFS admission of waiting sequences (holding back those
+// whose prefix a running sequence is still computing). When blocks run
 // out the prefix cache is evicted first, then the newest running sequence is
 // preempted and later recomputed.
 #include "sched/scheduler.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "sched/prefill_sharing.h"
 
 namespace tessera {
 
@@ -79,21 +81,29 @@ bool Scheduler::ensure_blocks(Sequence& seq, int64_t n_new) {
     return true;
 }
 
-void Scheduler::admit_prefix(Sequence& seq) {
+int64_t Scheduler::admit_prefix(Sequence& seq) {
+    TS_CHECK_MSG(seq.block_table.empty(), "a waiting sequence holds no blocks");
     const auto n_lookup = static_cast<int64_t>(seq.tokens.size()) - 1;  // the last token must run for logits
-    int64_t hit = 0;
-    if (options_.prefix_cache && n_lookup > 0) {
-        PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
-        seq.block_table = std::move(m.blocks);
-        seq.n_computed = m.n_tokens;
-        hit = m.n_tokens;
-    }
-    if (!seq.admitted_once) {
-        seq.admitted_once = true;
-        seq.n_cached = std::min(hit, seq.n_prompt);
-        queried_tokens_ += static_cast<uint64_t>(seq.n_prompt);
-        hit_tokens_ += static_cast<uint64_t>(seq.n_cached);
-    }
+    if (!options_.prefix_cache || n_lookup <= 0) return 0;
+    PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
+    seq.block_table = std::move(m.blocks);
+    seq.n_computed = m.n_tokens;
+    return m.n_tokens;
+}
+
+void Scheduler::note_admission(Sequence& seq, int64_t hit) {
+    if (seq.admitted_once) return;
+    seq.admitted_once = true;
+    seq.n_cached = std::min(hit, seq.n_prompt);
+    queried_tokens_ += static_cast<uint64_t>(seq.n_prompt);
+    hit_tokens_ += static_cast<uint64_t>(seq.n_cached);
+}
+
+bool Scheduler::held_for_shared_prefill(const Sequence& seq) {
+    if (!options_.prefix_cache || seq.tokens.size() < 2) return false;
+    const std::span<const int32_t> lookup(seq.tokens.data(), seq.tokens.size() - 1);
+    const int64_t pending = pending_shared_tokens(lookup, seq.cache_salt, running_, cache_.block_size());
+    return pending > 0 && pending > prefix_.cached_tokens(lookup, seq.cache_salt);
 }
 
 ScheduleOutput Scheduler::schedule() {
@@ -140,15 +150,25 @@ ScheduleOutput Scheduler::schedule() {
     schedule_running(true);
     schedule_running(false);
 
-    while (!waiting_.empty() && budget > 0 && running_.size() < static_cast<size_t>(options_.max_seqs)) {
-        Sequence* seq = waiting_.front();
-        if (seq->block_table.empty()) admit_prefix(*seq);
+    // FCFS admission. A sequence held back for a prefix another one is still
+    // computing keeps its place; those behind it may pass. Holds only point
+    // at running sequences, which advance every step (or get preempted or
+    // cancelled, which ends the hold), so nothing waits forever on them.
+    for (auto it = waiting_.begin();
+         it != waiting_.end() && budget > 0 && running_.size() < static_cast<size_t>(options_.max_seqs);) {
+        Sequence* seq = *it;
+        if (held_for_shared_prefill(*seq)) {
+            ++it;
+            continue;
+        }
+        const int64_t hit = admit_prefix(*seq);
         const int64_t n = std::min(seq->n_uncomputed(), budget);
         if (!ensure_blocks(*seq, n)) {
             release(*seq);  // keep nothing while waiting for memory
             break;
         }
-        waiting_.pop_front();
+        note_admission(*seq, hit);
+        it = waiting_.erase(it);
         seq->status = SeqStatus::Running;
         running_.push_back(seq);
         out.runs.push_back({seq, static_cast<int32_t>(n), n == seq->n_uncomputed()});
@@ -159,13 +179,14 @@ ScheduleOutput Scheduler::schedule() {
 }
 
 void Scheduler::commit(const ScheduleOutput& out) {
+    const int bs = cache_.block_size();
     for (const ScheduledRun& r : out.runs) {
         const int64_t before = r.seq->n_computed;
         r.seq->n_computed += r.n_tokens;
         TS_CHECK(r.seq->n_computed <= static_cast<int64_t>(r.seq->tokens.size()));
-        // Share a prompt as soon as its prefill completes, so requests that
-        // arrive while this one still decodes can reuse it.
-        if (before < r.seq->n_prompt && r.seq->n_computed >= r.seq->n_prompt) cache_blocks(*r.seq);
+        // Share every block as soon as it is computed, mid-prefill included:
+        // sequences held back for this prefix are admitted as it lands.
+        if (r.seq->n_computed / bs > before / bs) cache_blocks(*r.seq);
     }
 }
 

@@ -1,6 +1,7 @@
 // Iteration-level scheduler (continuous batching). Each step packs the decode
 // tokens of running sequences and chunks of waiting prompts under a token
-// budget and a sequence cap, matching cached prefixes on admission, and
+// budget and a sequence cap, matching cached prefixes on admission (and
+// waiting for a prefix another sequence is computing, prefill_sharing.h), and
 // preempts the most recently admitted sequence (recompute later) when KV
 // blocks run out.
 #pragma once
@@ -47,7 +48,8 @@ public:
     void remove(Sequence* seq);
 
     ScheduleOutput schedule();
-    // After the forward pass: advances n_computed and caches completed blocks.
+    // After the forward pass: advances n_computed and caches every block the
+    // step completed, so a prefix still being prefilled is shared block by block.
     void commit(const ScheduleOutput& out);
 
     size_t n_waiting() const { return waiting_.size(); }
@@ -64,7 +66,9 @@ public:
 private:
     bool ensure_blocks(Sequence& seq, int64_t n_new);
     bool allocate_with_eviction(int32_t& block);
-    void admit_prefix(Sequence& seq);
+    int64_t admit_prefix(Sequence& seq);  // returns the prompt tokens the cache served
+    void note_admission(Sequence& seq, int64_t hit);
+    bool held_for_shared_prefill(const Sequence& seq);
     void preempt(Sequence& seq);
     void release(Sequence& seq);
 

@@ -132,6 +132,28 @@ TEST_F(EngineTest, PrefixCacheReusesBlocksAndKeepsOutput) {
     EXPECT_EQ(second.text[0], reference(r));
 }
 
+TEST_F(EngineTest, RequestsSubmittedTogetherShareAPrefixStillBeingPrefilled) {
+    // 8 requests with one ~200-token prefix arrive at once: the first computes
+    // the prefix, the others wait for its blocks and prefill only their tails.
+    auto engine = Engine::start(*model_, *tokenizer_, EngineOptions{.threads = 2});
+    ASSERT_TRUE(engine.ok());
+    std::string shared;
+    for (int k = 0; k < 24; ++k) shared += "Rule " + std::to_string(k) + ": answer briefly and politely. ";
+    std::vector<GenerationRequest> requests;
+    std::vector<std::shared_ptr<RequestHandle>> handles;
+    for (int k = 0; k < 8; ++k) {
+        requests.push_back(greedy(shared + "Question " + std::to_string(k) + ": name a colour.", 8));
+        handles.push_back(*(*engine)->submit(requests.back()));
+    }
+    ASSERT_GE(requests[0].prompt.size(), 200u);
+    std::vector<Collected> results;
+    for (auto& h : handles) results.push_back(collect(*h));
+    int shared_hits = 0;
+    for (const Collected& c : results) shared_hits += c.last.at(0).cached_tokens >= 192 ? 1 : 0;
+    EXPECT_EQ(shared_hits, 7);  // everyone but the first, whatever the arrival timing
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(results[k].text[0], reference(requests[k])) << k;
+}
+
 TEST_F(EngineTest, ParallelChoicesShareThePrompt) {
     auto engine = Engine::start(*model_, *tokenizer_, EngineOptions{.threads = 2});
     ASSERT_TRUE(engine.ok());
