@@ -30,7 +30,7 @@ Tokens prefix_then(int32_t n_prefix, int32_t n_suffix, int32_t suffix_seed) {
 // that has its tokens finishes (cache its blocks, leave the scheduler).
 class Harness {
 public:
-    Harness(int n_blocks, SchedulerOptions o) : cache_(1, 1, n_blocks, kBlock), sched_(cache_, o) {}
+    Harness(int n_blocks, SchedulerOptions o) : cache_(1, 1, 1, n_blocks, kBlock), sched_(cache_, o) {}
 
     Sequence& submit(Tokens prompt, int32_t max_new, uint64_t salt = 0) {
         Sequence& s = seqs_.emplace_back();
