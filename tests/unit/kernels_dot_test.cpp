@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/act_quads.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
 
@@ -111,13 +112,23 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
             quantize_row(at, x.data(), acts.data() + j * stride, n);
         }
         for (SimdLevel level : runnable_levels()) {
-            const RowsDotFn rows = find_rows_dot(t, level);
-            if (rows == nullptr) continue;
+            const RowsKernel rows = find_rows_dot(t, level);
+            if (rows.fn == nullptr) continue;
             const MultiDotFn one = find_multi_dot(t, level);
+            // The tiled kernel reads its own layout, prepared from the same rows.
+            std::vector<uint8_t> tile_acts = acts;
+            size_t tile_stride = stride;
+            if (rows.layout == ActLayout::Quads) {
+                tile_stride = act_quads_bytes(n);
+                tile_acts.assign(tile_stride * kMaxDotTokens, 0);
+                for (int j = 0; j < kMaxDotTokens; ++j) {
+                    prepare_act_quads(n, acts.data() + j * stride, tile_acts.data() + j * tile_stride);
+                }
+            }
             for (int nr = 1; nr <= kMaxDotRows; ++nr) {
                 for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
                     float tile[kMaxDotTokens * kMaxDotRows];
-                    rows(n, w.data(), wb, nr, acts.data(), stride, nt, tile, kMaxDotRows);
+                    rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
                     for (int r = 0; r < nr; ++r) {
                         float ref[kMaxDotTokens];
                         one(n, w.data() + r * wb, acts.data(), stride, nt, ref);

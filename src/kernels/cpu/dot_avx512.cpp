@@ -9,7 +9,9 @@
 
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
+#include "kernels/act_quads.h"
 #include "tensor/quant_blocks.h"
 
 #pragma GCC push_options
@@ -20,16 +22,18 @@ namespace avx512_impl {
 constexpr bool kVnni = true;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
+#include "kernels/cpu/dot_quads_x86_body.h"
+#include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx512_impl
 
 MultiDotFn avx512vnni_multi_dot(GgmlType weight) { return avx512_impl::select_kernel(weight); }
-RowsDotFn avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_rows_kernel(weight); }
+RowsKernel avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_rows_kernel(weight); }
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {
 MultiDotFn avx512vnni_multi_dot(GgmlType) { return nullptr; }
-RowsDotFn avx512vnni_rows_dot(GgmlType) { return nullptr; }
+RowsKernel avx512vnni_rows_dot(GgmlType) { return {}; }
 }  // namespace tessera::x86
 #endif

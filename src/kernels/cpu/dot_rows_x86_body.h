@@ -1,4 +1,5 @@
-// Register-tiled dot kernels for the legacy formats Q4_0, Q4_1 and Q8_0: up
+// Register-tiled dot kernels for the legacy formats (Q4_0 and Q8_0 in
+// dot_quads_x86_body.h, Q4_1 here) and the tile-shape dispatch: up
 // to kMaxDotRows weight rows x kMaxDotTokens activation rows per call, so a
 // weight block is unpacked once per token group and an activation block
 // loaded once per row group. Each output keeps one accumulator that walks the
@@ -12,57 +13,11 @@ inline __m256 broadcast_f16(uint16_t h) { return _mm256_broadcastss_ps(_mm_cvtph
 // Several weight rows read side by side defeat the hardware prefetcher
 // (measured: streaming 1.5x slower than one row at a time), so while a tile
 // works on block ib it prefetches the row group after next (rows are
-// contiguous in memory) linearly, NR blocks' worth per step.
-template <int NR, class Block>
+// contiguous in memory) linearly, NR blocks' worth per block of the step.
+template <int NR, class Block, int kStepBlocks = 1>
 inline void prefetch_next_group(const uint8_t* w, size_t w_stride, int64_t ib) {
     const char* p = reinterpret_cast<const char*>(w + 2 * NR * w_stride) + ib * NR * sizeof(Block);
-    for (size_t off = 0; off < NR * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
-}
-
-// Q4_0 (w = q - 8) and Q8_0 (signed) against Q8_0 activations.
-template <int NR, int NT, class Block>
-void signed_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-                 size_t out_stride) {
-    const Block* x[NR];
-    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const BlockQ8_0* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[NR][NT];
-    for (int r = 0; r < NR; ++r) {
-        for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
-    }
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        __m256i wq[NR];
-        __m256 dx[NR];
-        prefetch_next_group<NR, Block>(w, w_stride, ib);
-        for (int r = 0; r < NR; ++r) {
-            if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-                wq[r] = unpack_nibbles(x[r][ib].qs);  // 0..15; the -8 is applied per token below
-            } else {
-                wq[r] = load256(x[r][ib].qs);
-            }
-            dx[r] = broadcast_f16(x[r][ib].d);
-        }
-        for (int t = 0; t < NT; ++t) {
-            const __m256i yq = load256(y[t][ib].qs);
-            const __m256 dy = broadcast_f16(y[t][ib].d);
-            if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-                const __m256i off = dot_u8s8(_mm256_set1_epi8(8), yq);  // 8 * sum(y) per lane
-                for (int r = 0; r < NR; ++r) {
-                    const __m256i p = _mm256_sub_epi32(dot_u8s8(wq[r], yq), off);
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(p), acc[r][t]);
-                }
-            } else {
-                for (int r = 0; r < NR; ++r) {
-                    const __m256i p = dot_u8s8(_mm256_sign_epi8(wq[r], wq[r]), _mm256_sign_epi8(yq, wq[r]));
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(p), acc[r][t]);
-                }
-            }
-        }
-    }
-    for (int t = 0; t < NT; ++t) {
-        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]);
-    }
+    for (size_t off = 0; off < kStepBlocks * NR * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 }
 
 // Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y; the m_x s_y terms of the
@@ -153,42 +108,8 @@ void one_row_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, in
 }
 
 template <int NR, int NT>
-struct Q4_0Rows {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        signed_rows<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
-template <int NR, int NT>
-struct Q8_0Rows {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        signed_rows<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
-template <int NR, int NT>
 struct Q4_1Rows {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
         q4_1_rows<NR, NT>(n / kQK, w, ws, a, as, o, os);
     }
 };
-
-inline RowsDotFn select_rows_kernel(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::Q4_0: return rows_dot<Q4_0Rows>;
-        case GgmlType::Q4_1: return rows_dot<Q4_1Rows>;
-        case GgmlType::Q8_0: return rows_dot<Q8_0Rows>;
-        default: return nullptr;
-    }
-}
-
-inline MultiDotFn select_kernel(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::Q4_0: return one_row_dot<Q4_0Rows>;
-        case GgmlType::Q4_1: return one_row_dot<Q4_1Rows>;
-        case GgmlType::Q8_0: return one_row_dot<Q8_0Rows>;
-        case GgmlType::Q4_K: return multi_dot<Q4_KTile>;
-        case GgmlType::Q6_K: return multi_dot<Q6_KTile>;
-        case GgmlType::F32: return multi_dot<F32Tile>;
-        case GgmlType::F16: return multi_dot<F16Tile>;
-        default: return nullptr;
-    }
-}

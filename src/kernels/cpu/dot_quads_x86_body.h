@@ -1,0 +1,145 @@
+// Tiled Q4_0 and Q8_0 kernels over activations prepared as ActQuads
+// (kernels/act_quads.h). A step covers four blocks of a row: two byte dots
+// per block pair fill int32 lanes, one horizontal add packs the four blocks
+// into one vector (a a c c b b d d), and a single convert, scale multiply and
+// FMA follow, where a block at a time needed one each per block. Every
+// output walks its row in the same steps whatever tile it is in, and the AVX2
+// and VNNI lane sums are equal integers, so results are bit-identical across
+// tiles and levels. Included after dot_rows_x86_body.h, same namespace.
+
+// A row's side of one step: bytes in ActQuad's lane order, and the four block
+// scales in the lane order after the horizontal add.
+struct WeightQuad {
+    __m256i lo[2], hi[2];
+    __m256 d;
+};
+
+// Four packed fp16 scales (a, b, c, d) -> (a a c c b b d d).
+inline __m256 quad_scales(uint64_t h4) {
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h4)));
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
+}
+
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+// [p | q] from two 16-byte halves; q absent (past the row end) reads as zero.
+inline __m256i join(const void* p, const void* q) {
+    const __m256i lo = _mm256_zextsi128_si256(load128(p));
+    return q != nullptr ? _mm256_inserti128_si256(lo, load128(q), 1) : lo;
+}
+
+// Blocks x[0..NB) of a row, NB <= 4; missing blocks are zero bytes and zero
+// scales (their activations are zero too, so they add exact zeros).
+template <int NB, class Block>
+inline WeightQuad load_weight_quad(const Block* x) {
+    WeightQuad q;
+    uint64_t h = 0;
+    for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
+    q.d = quad_scales(h);
+    for (int p = 0; p < 2; ++p) {
+        if (2 * p >= NB) {
+            q.lo[p] = q.hi[p] = _mm256_setzero_si256();
+            continue;
+        }
+        const Block* b = 2 * p + 1 < NB ? &x[2 * p + 1] : nullptr;
+        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+            const __m256i raw = join(x[2 * p].qs, b ? b->qs : nullptr), m4 = _mm256_set1_epi8(0x0F);
+            q.lo[p] = _mm256_and_si256(raw, m4);  // 0..15; the -8 is in ActQuad::neg8
+            q.hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+        } else {
+            q.lo[p] = join(x[2 * p].qs, b ? b->qs : nullptr);
+            q.hi[p] = join(x[2 * p].qs + 16, b ? b->qs + 16 : nullptr);
+            if constexpr (kVnni) {  // w + 128 as unsigned bytes; ActQuad::neg128 takes the 128 back out
+                q.lo[p] = _mm256_xor_si256(q.lo[p], _mm256_set1_epi8(static_cast<char>(0x80)));
+                q.hi[p] = _mm256_xor_si256(q.hi[p], _mm256_set1_epi8(static_cast<char>(0x80)));
+            }
+        }
+    }
+    return q;
+}
+
+// Exact int32 lane sums of w * y over block pair p (see ActQuad).
+template <class Block>
+inline __m256i pair_dot(const WeightQuad& w, const ActQuad& a, int p) {
+    const __m256i ylo = load256(a.lo[p]), yhi = load256(a.hi[p]);
+    constexpr bool kQ4 = std::is_same_v<Block, BlockQ4_0>;
+    if constexpr (kVnni) {
+        const __m256i base = load256(kQ4 ? a.neg8[p] : a.neg128[p]);
+        return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(base, w.lo[p], ylo), w.hi[p], yhi);
+    } else if constexpr (kQ4) {  // u <= 15: two maddubs sums fit in int16
+        const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(w.lo[p], ylo), _mm256_maddubs_epi16(w.hi[p], yhi));
+        return _mm256_add_epi32(load256(a.neg8[p]), _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+    } else {  // signed x signed through |w| and sign(y, w)
+        const __m256i ones = _mm256_set1_epi16(1);
+        const __m256i lo = _mm256_maddubs_epi16(_mm256_sign_epi8(w.lo[p], w.lo[p]), _mm256_sign_epi8(ylo, w.lo[p]));
+        const __m256i hi = _mm256_maddubs_epi16(_mm256_sign_epi8(w.hi[p], w.hi[p]), _mm256_sign_epi8(yhi, w.hi[p]));
+        return _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones));
+    }
+}
+
+// One step (blocks ib..ib+NB) of an NR x NT tile. The weight quad of a row
+// stays in registers while the tokens' prepared activations stream from L1.
+template <int NR, int NT, int NB, class Block>
+inline void quad_step(const Block* const (&x)[NR], const ActQuad* const (&y)[NT], int64_t ib,
+                      __m256 (&acc)[NR][NT]) {
+    for (int r = 0; r < NR; ++r) {
+        const WeightQuad wq = load_weight_quad<NB>(x[r] + ib);
+        for (int t = 0; t < NT; ++t) {
+            const ActQuad& a = y[t][ib / kQuadBlocks];
+            const __m256i q = _mm256_hadd_epi32(pair_dot<Block>(wq, a, 0), pair_dot<Block>(wq, a, 1));
+            const __m256 s = _mm256_mul_ps(wq.d, _mm256_loadu_ps(a.d));
+            acc[r][t] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(q), acc[r][t]);
+        }
+    }
+}
+
+template <int NR, int NT, class Block>
+void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+               size_t out_stride) {
+    const Block* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+    const ActQuad* y[NT];
+    act_rows(act, stride, y);
+    __m256 acc[NR][NT];
+    for (int r = 0; r < NR; ++r) {
+        for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    int64_t ib = 0;
+    for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
+        prefetch_next_group<NR, Block, kQuadBlocks>(w, w_stride, ib);
+        quad_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
+    }
+    switch (nb - ib) {
+        case 1: quad_step<NR, NT, 1>(x, y, ib, acc); break;
+        case 2: quad_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 3: quad_step<NR, NT, 3>(x, y, ib, acc); break;
+        default: break;
+    }
+    for (int t = 0; t < NT; ++t) {
+        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]);
+    }
+}
+
+template <int NR, int NT>
+struct Q4_0Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_rows<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q8_0Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_rows<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+
+// One weight row against Q8_0 rows, for the MultiDotFn contract (tests and
+// the reference checks; the matmul calls the tiled kernel on rows it
+// prepared once). Allocates, so it stays off the hot path.
+template <template <int, int> class Tile>
+void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
+    const size_t qb = act_quads_bytes(n);
+    std::vector<uint8_t> quads(qb * static_cast<size_t>(n_act));
+    for (int t = 0; t < n_act; ++t) prepare_act_quads(n, act + static_cast<size_t>(t) * stride, quads.data() + t * qb);
+    rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
+}
