@@ -58,37 +58,69 @@ inline WeightQuad load_weight_quad(const Block* x) {
     return q;
 }
 
+// One step's activations of a token, loaded once and used for every row.
+struct ActRegs {
+    __m256i lo[2], hi[2], base[2];
+    __m256 d;
+};
+
+template <class Block>
+inline ActRegs load_act_regs(const ActQuad& a) {
+    ActRegs r;
+    for (int p = 0; p < 2; ++p) {
+        r.lo[p] = load256(a.lo[p]);
+        r.hi[p] = load256(a.hi[p]);
+        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+            r.base[p] = load256(a.neg8[p]);
+        } else {  // AVX2 multiplies signed bytes directly and needs no offset
+            r.base[p] = kVnni ? load256(a.neg128[p]) : _mm256_setzero_si256();
+        }
+    }
+    r.d = _mm256_loadu_ps(a.d);
+    return r;
+}
+
 // Exact int32 lane sums of w * y over block pair p (see ActQuad).
 template <class Block>
-inline __m256i pair_dot(const WeightQuad& w, const ActQuad& a, int p) {
-    const __m256i ylo = load256(a.lo[p]), yhi = load256(a.hi[p]);
-    constexpr bool kQ4 = std::is_same_v<Block, BlockQ4_0>;
+inline __m256i pair_dot(const WeightQuad& w, const ActRegs& a, int p) {
     if constexpr (kVnni) {
-        const __m256i base = load256(kQ4 ? a.neg8[p] : a.neg128[p]);
-        return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(base, w.lo[p], ylo), w.hi[p], yhi);
-    } else if constexpr (kQ4) {  // u <= 15: two maddubs sums fit in int16
-        const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(w.lo[p], ylo), _mm256_maddubs_epi16(w.hi[p], yhi));
-        return _mm256_add_epi32(load256(a.neg8[p]), _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+        return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(a.base[p], w.lo[p], a.lo[p]), w.hi[p], a.hi[p]);
+    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {  // u <= 15: two maddubs sums fit in int16
+        const __m256i s16 =
+            _mm256_add_epi16(_mm256_maddubs_epi16(w.lo[p], a.lo[p]), _mm256_maddubs_epi16(w.hi[p], a.hi[p]));
+        return _mm256_add_epi32(a.base[p], _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
     } else {  // signed x signed through |w| and sign(y, w)
         const __m256i ones = _mm256_set1_epi16(1);
-        const __m256i lo = _mm256_maddubs_epi16(_mm256_sign_epi8(w.lo[p], w.lo[p]), _mm256_sign_epi8(ylo, w.lo[p]));
-        const __m256i hi = _mm256_maddubs_epi16(_mm256_sign_epi8(w.hi[p], w.hi[p]), _mm256_sign_epi8(yhi, w.hi[p]));
+        const __m256i lo = _mm256_maddubs_epi16(_mm256_sign_epi8(w.lo[p], w.lo[p]), _mm256_sign_epi8(a.lo[p], w.lo[p]));
+        const __m256i hi = _mm256_maddubs_epi16(_mm256_sign_epi8(w.hi[p], w.hi[p]), _mm256_sign_epi8(a.hi[p], w.hi[p]));
         return _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones));
     }
 }
 
-// One step (blocks ib..ib+NB) of an NR x NT tile. The weight quad of a row
-// stays in registers while the tokens' prepared activations stream from L1.
+// acc += the four blocks' dot of one row and one token.
+template <class Block>
+inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
+    const __m256i q = _mm256_hadd_epi32(pair_dot<Block>(w, a, 0), pair_dot<Block>(w, a, 1));
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(w.d, a.d), _mm256_cvtepi32_ps(q), acc);
+}
+
+// One step (blocks ib..ib+NB) of an NR x NT tile. With several tokens the
+// rows' weight quads are unpacked into registers first and each token's
+// activations loaded once for all NR rows (the load ports, not the ALUs,
+// bound a wide tile); with one token the activations stay in registers and
+// the rows stream past them.
 template <int NR, int NT, int NB, class Block>
 inline void quad_step(const Block* const (&x)[NR], const ActQuad* const (&y)[NT], int64_t ib,
                       __m256 (&acc)[NR][NT]) {
-    for (int r = 0; r < NR; ++r) {
-        const WeightQuad wq = load_weight_quad<NB>(x[r] + ib);
+    if constexpr (NT == 1) {
+        const ActRegs a = load_act_regs<Block>(y[0][ib / kQuadBlocks]);
+        for (int r = 0; r < NR; ++r) quad_fma<Block>(load_weight_quad<NB>(x[r] + ib), a, acc[r][0]);
+    } else {
+        WeightQuad wq[NR];
+        for (int r = 0; r < NR; ++r) wq[r] = load_weight_quad<NB>(x[r] + ib);
         for (int t = 0; t < NT; ++t) {
-            const ActQuad& a = y[t][ib / kQuadBlocks];
-            const __m256i q = _mm256_hadd_epi32(pair_dot<Block>(wq, a, 0), pair_dot<Block>(wq, a, 1));
-            const __m256 s = _mm256_mul_ps(wq.d, _mm256_loadu_ps(a.d));
-            acc[r][t] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(q), acc[r][t]);
+            const ActRegs a = load_act_regs<Block>(y[t][ib / kQuadBlocks]);
+            for (int r = 0; r < NR; ++r) quad_fma<Block>(wq[r], a, acc[r][t]);
         }
     }
 }
@@ -120,16 +152,33 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     }
 }
 
+// Splits a tile into shapes whose weight quads, one token's activations and
+// accumulators fit the register file: with AVX-512's 32 registers 4 rows for
+// one token (decode) or 2 rows x 4 tokens; with AVX2's 16, 1 row x 2 tokens.
+template <int NR, int NT, class Block>
+void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 4 : 2;
+    if constexpr (NR > kRows) {
+        quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
+        quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
+    } else if constexpr (NT > kToks) {
+        quad_tile<NR, kToks, Block>(nb, w, ws, a, as, o, os);
+        quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks * as, as, o + kToks * os, os);
+    } else {
+        quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    }
+}
+
 template <int NR, int NT>
 struct Q4_0Quads {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_rows<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
+        quad_tile<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
     }
 };
 template <int NR, int NT>
 struct Q8_0Quads {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_rows<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
+        quad_tile<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
     }
 };
 
