@@ -1,32 +1,47 @@
-// Q8_0 activation rows re-laid out for the tiled Q4_0 / Q8_0 kernels, once
-// per matmul: everything those kernels would otherwise recompute per weight
-// row (byte shuffles, offset sums, fp16 scales) is done here, once per token.
+// Q8_0 / Q8_1 activation rows re-laid out for the tiled Q4_0, Q8_0 and Q4_1
+// kernels, once per matmul: everything those kernels would otherwise
+// recompute per weight row (byte shuffles, offset sums, fp16 scales) is done
+// here, once per token.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "gguf/ggml_type.h"
+
 namespace tessera {
+
+inline constexpr int kQuadBlocks = 4;
 
 // Four Q8_0 blocks a, b, c, d (missing ones at the end of a row are zero).
 // An int32 lane of a byte dot over (lo, hi) covers 4 elements of one block
 // from each half, so lanes 0-3 of pair 0 belong to a, 4-7 to b (c, d in
 // pair 1); a horizontal add of the two pairs leaves blocks (a a c c b b d d).
 struct ActQuad {
-    int8_t lo[2][32];     // pair p: [blk 2p elems 0..15 | blk 2p+1 elems 0..15]
-    int8_t hi[2][32];     // the same for elems 16..31
-    int32_t neg8[2][8];   // per lane: -8 * the sum of the 8 elements it covers
-    int32_t neg128[2][8]; // the same times 128 (unsigned-offset Q8_0 weights)
-    float d[8];           // block scales in the order (a a c c b b d d)
+    int8_t lo[2][32];      // pair p: [blk 2p elems 0..15 | blk 2p+1 elems 0..15]
+    int8_t hi[2][32];      // the same for elems 16..31
+    int32_t neg8[2][8];    // per lane: -8 * the sum of the 8 elements it covers
+    int32_t neg128[2][8];  // the same times 128 (unsigned-offset Q8_0 weights)
+    float d[8];            // block scales in the order (a a c c b b d d)
 };
 static_assert(sizeof(ActQuad) == 288);
 
-inline constexpr int kQuadBlocks = 4;
+// Four Q8_1 blocks for Q4_1 weights (unsigned, so no offset sums); s holds
+// each block's d * sum(qs) in its first lane of (a a c c b b d d), 0 in the
+// second, for the min term m_x * s_y.
+struct ActQuadQ8_1 {
+    int8_t lo[2][32];
+    int8_t hi[2][32];
+    float d[8];
+    float s[8];
+};
+static_assert(sizeof(ActQuadQ8_1) == 192);
 
-// Bytes of one prepared row of n elements (n a multiple of 32).
-size_t act_quads_bytes(int64_t n);
+// Bytes of one prepared row of n elements (n a multiple of 32) quantized to
+// `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1).
+size_t act_quads_bytes(GgmlType act, int64_t n);
 
-// q8_row: n elements as Q8_0 blocks; out: act_quads_bytes(n) bytes.
-void prepare_act_quads(int64_t n, const uint8_t* q8_row, uint8_t* out);
+// q_row: n elements as `act` blocks; out: act_quads_bytes(act, n) bytes.
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, uint8_t* out);
 
 }  // namespace tessera

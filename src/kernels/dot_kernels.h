@@ -42,7 +42,7 @@ using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_r
 
 // How a tiled kernel wants its activation rows: as quantized rows of
 // activation_type_for(weight), or as ActQuads (kernels/act_quads.h) prepared
-// from the Q8_0 rows once per matmul (then act_stride = act_quads_bytes(n)).
+// from those rows once per matmul (then act_stride = act_quads_bytes(act, n)).
 enum class ActLayout { Quantized, Quads };
 
 struct RowsKernel {

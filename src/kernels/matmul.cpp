@@ -82,13 +82,12 @@ void worker(MatmulJob* job) {
 }
 
 // Quantizes the n_tok rows of x into scratch, followed by their ActQuads
-// when `quads` (Q8_0 only); sets the strides and pointers of `job`.
+// when `quads`; sets the strides and pointers of `job`.
 void quantize_activations(GgmlType act_type, bool quads, const float* x, int64_t n_tok, int64_t cols,
                           ThreadPool& pool, std::vector<uint8_t>& scratch, MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
-    TS_CHECK(!quads || act_type == GgmlType::Q8_0);
-    const size_t stride = *row_bytes, quads_stride = quads ? act_quads_bytes(cols) : 0;
+    const size_t stride = *row_bytes, quads_stride = quads ? act_quads_bytes(act_type, cols) : 0;
     const size_t quads_at = stride * static_cast<size_t>(n_tok);
     const size_t need = quads_at + quads_stride * static_cast<size_t>(n_tok);
     if (scratch.size() < need) scratch.resize(need);
@@ -97,7 +96,7 @@ void quantize_activations(GgmlType act_type, bool quads, const float* x, int64_t
         for (int64_t t = begin; t < end; ++t) {
             uint8_t* row = base + static_cast<size_t>(t) * stride;
             quantize_row(act_type, x + t * cols, row, cols);
-            if (quads) prepare_act_quads(cols, row, base + quads_at + static_cast<size_t>(t) * quads_stride);
+            if (quads) prepare_act_quads(act_type, cols, row, base + quads_at + static_cast<size_t>(t) * quads_stride);
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {

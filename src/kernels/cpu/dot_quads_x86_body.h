@@ -1,4 +1,4 @@
-// Tiled Q4_0 and Q8_0 kernels over activations prepared as ActQuads
+// Tiled Q4_0, Q8_0 and Q4_1 kernels over activations prepared as ActQuads
 // (kernels/act_quads.h). A step covers four blocks of a row: two byte dots
 // per block pair fill int32 lanes, one horizontal add packs the four blocks
 // into one vector (a a c c b b d d), and a single convert, scale multiply and
@@ -7,11 +7,19 @@
 // and VNNI lane sums are equal integers, so results are bit-identical across
 // tiles and levels. Included after dot_rows_x86_body.h, same namespace.
 
+template <class Block>
+inline constexpr bool kIsQ4_1 = std::is_same_v<Block, BlockQ4_1>;
+template <class Block>
+inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
+// The prepared activation layout a weight format reads.
+template <class Block>
+using ActQuadOf = std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, ActQuad>;
+
 // A row's side of one step: bytes in ActQuad's lane order, and the four block
-// scales in the lane order after the horizontal add.
+// scales (and Q4_1 minimums) in the lane order after the horizontal add.
 struct WeightQuad {
     __m256i lo[2], hi[2];
-    __m256 d;
+    __m256 d, m;
 };
 
 // Four packed fp16 scales (a, b, c, d) -> (a a c c b b d d).
@@ -33,18 +41,22 @@ inline __m256i join(const void* p, const void* q) {
 template <int NB, class Block>
 inline WeightQuad load_weight_quad(const Block* x) {
     WeightQuad q;
-    uint64_t h = 0;
+    uint64_t h = 0, hm = 0;
     for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
     q.d = quad_scales(h);
+    if constexpr (kIsQ4_1<Block>) {
+        for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
+        q.m = quad_scales(hm);
+    }
     for (int p = 0; p < 2; ++p) {
         if (2 * p >= NB) {
             q.lo[p] = q.hi[p] = _mm256_setzero_si256();
             continue;
         }
         const Block* b = 2 * p + 1 < NB ? &x[2 * p + 1] : nullptr;
-        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        if constexpr (kNibbles<Block>) {
             const __m256i raw = join(x[2 * p].qs, b ? b->qs : nullptr), m4 = _mm256_set1_epi8(0x0F);
-            q.lo[p] = _mm256_and_si256(raw, m4);  // 0..15; the -8 is in ActQuad::neg8
+            q.lo[p] = _mm256_and_si256(raw, m4);  // 0..15; Q4_0's -8 is in ActQuad::neg8
             q.hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
         } else {
             q.lo[p] = join(x[2 * p].qs, b ? b->qs : nullptr);
@@ -61,22 +73,25 @@ inline WeightQuad load_weight_quad(const Block* x) {
 // One step's activations of a token, loaded once and used for every row.
 struct ActRegs {
     __m256i lo[2], hi[2], base[2];
-    __m256 d;
+    __m256 d, s;
 };
 
 template <class Block>
-inline ActRegs load_act_regs(const ActQuad& a) {
+inline ActRegs load_act_regs(const ActQuadOf<Block>& a) {
     ActRegs r;
     for (int p = 0; p < 2; ++p) {
         r.lo[p] = load256(a.lo[p]);
         r.hi[p] = load256(a.hi[p]);
-        if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
+            r.base[p] = _mm256_setzero_si256();
+        } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
             r.base[p] = load256(a.neg8[p]);
         } else {  // AVX2 multiplies signed bytes directly and needs no offset
             r.base[p] = kVnni ? load256(a.neg128[p]) : _mm256_setzero_si256();
         }
     }
     r.d = _mm256_loadu_ps(a.d);
+    if constexpr (kIsQ4_1<Block>) r.s = _mm256_loadu_ps(a.s);
     return r;
 }
 
@@ -85,7 +100,7 @@ template <class Block>
 inline __m256i pair_dot(const WeightQuad& w, const ActRegs& a, int p) {
     if constexpr (kVnni) {
         return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(a.base[p], w.lo[p], a.lo[p]), w.hi[p], a.hi[p]);
-    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {  // u <= 15: two maddubs sums fit in int16
+    } else if constexpr (kNibbles<Block>) {  // u <= 15: two maddubs sums fit in int16
         const __m256i s16 =
             _mm256_add_epi16(_mm256_maddubs_epi16(w.lo[p], a.lo[p]), _mm256_maddubs_epi16(w.hi[p], a.hi[p]));
         return _mm256_add_epi32(a.base[p], _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
@@ -97,10 +112,12 @@ inline __m256i pair_dot(const WeightQuad& w, const ActRegs& a, int p) {
     }
 }
 
-// acc += the four blocks' dot of one row and one token.
+// acc += the four blocks' dot of one row and one token (for Q4_1 first the
+// min terms m_x * s_y, one lane per block).
 template <class Block>
 inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
     const __m256i q = _mm256_hadd_epi32(pair_dot<Block>(w, a, 0), pair_dot<Block>(w, a, 1));
+    if constexpr (kIsQ4_1<Block>) acc = _mm256_fmadd_ps(w.m, a.s, acc);
     acc = _mm256_fmadd_ps(_mm256_mul_ps(w.d, a.d), _mm256_cvtepi32_ps(q), acc);
 }
 
@@ -110,7 +127,7 @@ inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
 // bound a wide tile); with one token the activations stay in registers and
 // the rows stream past them.
 template <int NR, int NT, int NB, class Block>
-inline void quad_step(const Block* const (&x)[NR], const ActQuad* const (&y)[NT], int64_t ib,
+inline void quad_step(const Block* const (&x)[NR], const ActQuadOf<Block>* const (&y)[NT], int64_t ib,
                       __m256 (&acc)[NR][NT]) {
     if constexpr (NT == 1) {
         const ActRegs a = load_act_regs<Block>(y[0][ib / kQuadBlocks]);
@@ -130,7 +147,7 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
                size_t out_stride) {
     const Block* x[NR];
     for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const ActQuad* y[NT];
+    const ActQuadOf<Block>* y[NT];
     act_rows(act, stride, y);
     __m256 acc[NR][NT];
     for (int r = 0; r < NR; ++r) {
@@ -181,14 +198,22 @@ struct Q8_0Quads {
         quad_tile<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
     }
 };
+template <int NR, int NT>
+struct Q4_1Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ4_1>(n / kQK, w, ws, a, as, o, os);
+    }
+};
 
-// One weight row against Q8_0 rows, for the MultiDotFn contract (tests and
-// the reference checks; the matmul calls the tiled kernel on rows it
-// prepared once). Allocates, so it stays off the hot path.
-template <template <int, int> class Tile>
+// One weight row against quantized activation rows (`act` format), for the
+// MultiDotFn contract (tests and the reference checks; the matmul calls the
+// tiled kernel on rows it prepared once). Allocates: off the hot path.
+template <template <int, int> class Tile, GgmlType kAct>
 void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
-    const size_t qb = act_quads_bytes(n);
+    const size_t qb = act_quads_bytes(kAct, n);
     std::vector<uint8_t> quads(qb * static_cast<size_t>(n_act));
-    for (int t = 0; t < n_act; ++t) prepare_act_quads(n, act + static_cast<size_t>(t) * stride, quads.data() + t * qb);
+    for (int t = 0; t < n_act; ++t) {
+        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, quads.data() + t * qb);
+    }
     rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
 }

@@ -32,12 +32,6 @@ inline __m256i unpack_nibbles(const uint8_t* qs) {
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
-inline int load_u32(const void* p) {
-    int v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 template <class Block, int NT>
