@@ -11,25 +11,24 @@
 namespace tessera {
 namespace {
 
-// Position of block k of a quad in the lane order (a a c c b b d d).
+// First lane of block k of a quad in the lane order (a a c c b b d d).
 constexpr int kLaneOfBlock[kQuadBlocks] = {0, 4, 2, 6};
 
-// The byte halves of block k into a quad's lo/hi pairs.
+// Block k's elements 8j..8j+7 into qs[j], at its lane pair's bytes.
 template <class Quad>
 void put_bytes(const int8_t* qs, int k, Quad& a) {
-    const int pair = k / 2, half = (k % 2) * 16;
-    std::memcpy(a.lo[pair] + half, qs, 16);
-    std::memcpy(a.hi[pair] + half, qs + 16, 16);
+    for (int j = 0; j < 4; ++j) std::memcpy(a.qs[j] + 4 * kLaneOfBlock[k], qs + 8 * j, 8);
 }
 
 void put_q8_0(const BlockQ8_0& b, int k, ActQuad& a) {
     put_bytes(b.qs, k, a);
-    const int pair = k / 2, lane0 = (k % 2) * 4;
-    for (int l = 0; l < 4; ++l) {
-        int32_t s = 0;
-        for (int e = 0; e < 4; ++e) s += b.qs[4 * l + e] + b.qs[16 + 4 * l + e];
-        a.neg8[pair][lane0 + l] = -8 * s;
-        a.neg128[pair][lane0 + l] = -128 * s;
+    for (int half = 0; half < 2; ++half) {  // lane 2s covers elements 8j+0..3, lane 2s+1 8j+4..7
+        int32_t sum = 0;
+        for (int j = 0; j < 4; ++j) {
+            for (int e = 0; e < 4; ++e) sum += b.qs[8 * j + 4 * half + e];
+        }
+        a.neg8[kLaneOfBlock[k] + half] = -8 * sum;
+        a.neg128[kLaneOfBlock[k] + half] = -128 * sum;
     }
     const float d = fp16_to_fp32(b.d);
     a.d[kLaneOfBlock[k]] = d;

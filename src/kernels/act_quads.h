@@ -14,24 +14,22 @@ namespace tessera {
 inline constexpr int kQuadBlocks = 4;
 
 // Four Q8_0 blocks a, b, c, d (missing ones at the end of a row are zero).
-// An int32 lane of a byte dot over (lo, hi) covers 4 elements of one block
-// from each half, so lanes 0-3 of pair 0 belong to a, 4-7 to b (c, d in
-// pair 1); a horizontal add of the two pairs leaves blocks (a a c c b b d d).
+// qs[j] holds elements 8j..8j+7 of the blocks in the order a, c, b, d, so an
+// int32 lane of byte dots over qs[0..3] sums 16 elements of one block, two
+// lanes per block in the order (a a c c b b d d).
 struct ActQuad {
-    int8_t lo[2][32];      // pair p: [blk 2p elems 0..15 | blk 2p+1 elems 0..15]
-    int8_t hi[2][32];      // the same for elems 16..31
-    int32_t neg8[2][8];    // per lane: -8 * the sum of the 8 elements it covers
-    int32_t neg128[2][8];  // the same times 128 (unsigned-offset Q8_0 weights)
-    float d[8];            // block scales in the order (a a c c b b d d)
+    int8_t qs[4][32];
+    int32_t neg8[8];    // per lane: -8 * the sum of the 16 elements it covers
+    int32_t neg128[8];  // the same times 128 (unsigned-offset Q8_0 weights)
+    float d[8];         // block scales in the order (a a c c b b d d)
 };
-static_assert(sizeof(ActQuad) == 288);
+static_assert(sizeof(ActQuad) == 224);
 
 // Four Q8_1 blocks for Q4_1 weights (unsigned, so no offset sums); s holds
 // each block's d * sum(qs) in its first lane of (a a c c b b d d), 0 in the
 // second, for the min term m_x * s_y.
 struct ActQuadQ8_1 {
-    int8_t lo[2][32];
-    int8_t hi[2][32];
+    int8_t qs[4][32];
     float d[8];
     float s[8];
 };

@@ -1,11 +1,12 @@
 // Tiled Q4_0, Q8_0 and Q4_1 kernels over activations prepared as ActQuads
-// (kernels/act_quads.h). A step covers four blocks of a row: two byte dots
-// per block pair fill int32 lanes, one horizontal add packs the four blocks
-// into one vector (a a c c b b d d), and a single convert, scale multiply and
-// FMA follow, where a block at a time needed one each per block. Every
-// output walks its row in the same steps whatever tile it is in, and the AVX2
-// and VNNI lane sums are equal integers, so results are bit-identical across
-// tiles and levels. Included after dot_rows_x86_body.h, same namespace.
+// (kernels/act_quads.h). A step covers four blocks of a row: the weight bytes
+// are arranged like ActQuad::qs (8 elements of each block per vector, blocks
+// in lane pairs a a c c b b d d), so four chained byte dots leave two int32
+// lanes per block and a single convert, scale multiply and FMA follow, where
+// a block at a time needed one each per block. Every output walks its row in
+// the same steps whatever tile it is in, and the AVX2 and VNNI lane sums are
+// equal integers, so results are bit-identical across tiles and levels.
+// Included after dot_rows_x86_body.h, same namespace.
 
 template <class Block>
 inline constexpr bool kIsQ4_1 = std::is_same_v<Block, BlockQ4_1>;
@@ -15,10 +16,10 @@ inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
 template <class Block>
 using ActQuadOf = std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, ActQuad>;
 
-// A row's side of one step: bytes in ActQuad's lane order, and the four block
-// scales (and Q4_1 minimums) in the lane order after the horizontal add.
+// A row's side of one step: bytes in ActQuad::qs order, and the four block
+// scales (and Q4_1 minimums) in the lane order a a c c b b d d.
 struct WeightQuad {
-    __m256i lo[2], hi[2];
+    __m256i q[4];
     __m256 d, m;
 };
 
@@ -30,8 +31,9 @@ inline __m256 quad_scales(uint64_t h4) {
 
 inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
-// [p | q] from two 16-byte halves; q absent (past the row end) reads as zero.
+// [p | q] from two 16-byte halves; an absent one (past the row end) is zero.
 inline __m256i join(const void* p, const void* q) {
+    if (p == nullptr) return _mm256_setzero_si256();
     const __m256i lo = _mm256_zextsi128_si256(load128(p));
     return q != nullptr ? _mm256_inserti128_si256(lo, load128(q), 1) : lo;
 }
@@ -40,75 +42,78 @@ inline __m256i join(const void* p, const void* q) {
 // scales (their activations are zero too, so they add exact zeros).
 template <int NB, class Block>
 inline WeightQuad load_weight_quad(const Block* x) {
-    WeightQuad q;
+    WeightQuad w;
     uint64_t h = 0, hm = 0;
     for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
-    q.d = quad_scales(h);
+    w.d = quad_scales(h);
     if constexpr (kIsQ4_1<Block>) {
         for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
-        q.m = quad_scales(hm);
+        w.m = quad_scales(hm);
     }
-    for (int p = 0; p < 2; ++p) {
-        if (2 * p >= NB) {
-            q.lo[p] = q.hi[p] = _mm256_setzero_si256();
-            continue;
+    auto qs = [&](int k, int off) -> const void* { return k < NB ? x[k].qs + off : nullptr; };
+    if constexpr (kNibbles<Block>) {
+        // Bytes 0..7 of every block hold elements 0..7 (low nibbles) and
+        // 16..23 (high), bytes 8..15 elements 8..15 and 24..31.
+        const __m256i ab = join(qs(0, 0), qs(1, 0)), cd = join(qs(2, 0), qs(3, 0));
+        const __m256i b07 = _mm256_unpacklo_epi64(ab, cd), b8f = _mm256_unpackhi_epi64(ab, cd);
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        w.q[0] = _mm256_and_si256(b07, m4);  // 0..15; Q4_0's -8 is in ActQuad::neg8
+        w.q[1] = _mm256_and_si256(b8f, m4);
+        w.q[2] = _mm256_and_si256(_mm256_srli_epi16(b07, 4), m4);
+        w.q[3] = _mm256_and_si256(_mm256_srli_epi16(b8f, 4), m4);
+    } else {
+        for (int h16 = 0; h16 < 2; ++h16) {
+            const __m256i ab = join(qs(0, 16 * h16), qs(1, 16 * h16)), cd = join(qs(2, 16 * h16), qs(3, 16 * h16));
+            w.q[2 * h16] = _mm256_unpacklo_epi64(ab, cd);
+            w.q[2 * h16 + 1] = _mm256_unpackhi_epi64(ab, cd);
         }
-        const Block* b = 2 * p + 1 < NB ? &x[2 * p + 1] : nullptr;
-        if constexpr (kNibbles<Block>) {
-            const __m256i raw = join(x[2 * p].qs, b ? b->qs : nullptr), m4 = _mm256_set1_epi8(0x0F);
-            q.lo[p] = _mm256_and_si256(raw, m4);  // 0..15; Q4_0's -8 is in ActQuad::neg8
-            q.hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-        } else {
-            q.lo[p] = join(x[2 * p].qs, b ? b->qs : nullptr);
-            q.hi[p] = join(x[2 * p].qs + 16, b ? b->qs + 16 : nullptr);
-            if constexpr (kVnni) {  // w + 128 as unsigned bytes; ActQuad::neg128 takes the 128 back out
-                q.lo[p] = _mm256_xor_si256(q.lo[p], _mm256_set1_epi8(static_cast<char>(0x80)));
-                q.hi[p] = _mm256_xor_si256(q.hi[p], _mm256_set1_epi8(static_cast<char>(0x80)));
-            }
+        if constexpr (kVnni) {  // w + 128 as unsigned bytes; ActQuad::neg128 takes the 128 back out
+            for (__m256i& v : w.q) v = _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80)));
         }
     }
-    return q;
+    return w;
 }
 
 // One step's activations of a token, loaded once and used for every row.
 struct ActRegs {
-    __m256i lo[2], hi[2], base[2];
+    __m256i q[4], base;
     __m256 d, s;
 };
 
 template <class Block>
 inline ActRegs load_act_regs(const ActQuadOf<Block>& a) {
     ActRegs r;
-    for (int p = 0; p < 2; ++p) {
-        r.lo[p] = load256(a.lo[p]);
-        r.hi[p] = load256(a.hi[p]);
-        if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
-            r.base[p] = _mm256_setzero_si256();
-        } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-            r.base[p] = load256(a.neg8[p]);
-        } else {  // AVX2 multiplies signed bytes directly and needs no offset
-            r.base[p] = kVnni ? load256(a.neg128[p]) : _mm256_setzero_si256();
-        }
+    for (int j = 0; j < 4; ++j) r.q[j] = load256(a.qs[j]);
+    if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
+        r.base = _mm256_setzero_si256();
+        r.s = _mm256_loadu_ps(a.s);
+    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        r.base = load256(a.neg8);
+    } else {  // AVX2 multiplies signed bytes directly and needs no offset
+        r.base = kVnni ? load256(a.neg128) : _mm256_setzero_si256();
     }
     r.d = _mm256_loadu_ps(a.d);
-    if constexpr (kIsQ4_1<Block>) r.s = _mm256_loadu_ps(a.s);
     return r;
 }
 
-// Exact int32 lane sums of w * y over block pair p (see ActQuad).
+// Exact int32 lane sums of w * y over the step (two lanes per block).
 template <class Block>
-inline __m256i pair_dot(const WeightQuad& w, const ActRegs& a, int p) {
+inline __m256i quad_dot(const WeightQuad& w, const ActRegs& a) {
     if constexpr (kVnni) {
-        return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(a.base[p], w.lo[p], a.lo[p]), w.hi[p], a.hi[p]);
-    } else if constexpr (kNibbles<Block>) {  // u <= 15: two maddubs sums fit in int16
-        const __m256i s16 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w.lo[p], a.lo[p]), _mm256_maddubs_epi16(w.hi[p], a.hi[p]));
-        return _mm256_add_epi32(a.base[p], _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+        __m256i acc = a.base;
+        for (int j = 0; j < 4; ++j) acc = _mm256_dpbusd_epi32(acc, w.q[j], a.q[j]);
+        return acc;
+    } else if constexpr (kNibbles<Block>) {  // u <= 15: four maddubs sums fit in int16
+        __m256i s16 = _mm256_maddubs_epi16(w.q[0], a.q[0]);
+        for (int j = 1; j < 4; ++j) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w.q[j], a.q[j]));
+        return _mm256_add_epi32(a.base, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
     } else {  // signed x signed through |w| and sign(y, w)
-        const __m256i ones = _mm256_set1_epi16(1);
-        const __m256i lo = _mm256_maddubs_epi16(_mm256_sign_epi8(w.lo[p], w.lo[p]), _mm256_sign_epi8(a.lo[p], w.lo[p]));
-        const __m256i hi = _mm256_maddubs_epi16(_mm256_sign_epi8(w.hi[p], w.hi[p]), _mm256_sign_epi8(a.hi[p], w.hi[p]));
-        return _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones));
+        __m256i acc = a.base;
+        for (int j = 0; j < 4; ++j) {
+            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w.q[j], w.q[j]), _mm256_sign_epi8(a.q[j], w.q[j]));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+        }
+        return acc;
     }
 }
 
@@ -116,7 +121,7 @@ inline __m256i pair_dot(const WeightQuad& w, const ActRegs& a, int p) {
 // min terms m_x * s_y, one lane per block).
 template <class Block>
 inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
-    const __m256i q = _mm256_hadd_epi32(pair_dot<Block>(w, a, 0), pair_dot<Block>(w, a, 1));
+    const __m256i q = quad_dot<Block>(w, a);
     if constexpr (kIsQ4_1<Block>) acc = _mm256_fmadd_ps(w.m, a.s, acc);
     acc = _mm256_fmadd_ps(_mm256_mul_ps(w.d, a.d), _mm256_cvtepi32_ps(q), acc);
 }
