@@ -16,7 +16,7 @@ namespace tessera {
 namespace {
 
 constexpr int64_t kRowTile = 16;
-constexpr int64_t kTokBlock = 64;
+constexpr int64_t kTokBlock = 10 * kMaxDotTokens;
 constexpr int64_t kParallelQuantizeMinTokens = 8;
 
 // One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that

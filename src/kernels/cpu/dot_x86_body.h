@@ -160,17 +160,22 @@ void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, flo
     finish<NT>(acc, tail, out);
 }
 
-// Turns a tile template into a MultiDotFn by switching on the token count.
+// Turns a tile template into a MultiDotFn by switching on the token count;
+// more than 4 tokens run as a 4-token tile and the rest (a token's result
+// does not depend on the tile).
 template <template <int> class Tile>
 void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
     switch (n_act) {
         case 1: Tile<1>::run(n, w, act, stride, out); return;
         case 2: Tile<2>::run(n, w, act, stride, out); return;
         case 3: Tile<3>::run(n, w, act, stride, out); return;
-        default: Tile<4>::run(n, w, act, stride, out); return;
+        case 4: Tile<4>::run(n, w, act, stride, out); return;
+        default:
+            Tile<4>::run(n, w, act, stride, out);
+            multi_dot<Tile>(n, w, act + 4 * stride, stride, n_act - 4, out + 4);
+            return;
     }
 }
-static_assert(kMaxDotTokens == 4);
 
 template <int NT>
 struct Q4_KTile {
