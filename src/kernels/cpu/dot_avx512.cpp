@@ -7,6 +7,7 @@
 // are compiled for the baseline ISA in this file as in every other.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
