@@ -151,12 +151,21 @@ TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
         const GgmlType at = activation_type_for(t);
         const auto w = test::random_weight_row(rng, t, n);
         const auto x = test::random_floats(rng, n);
-        std::vector<uint8_t> a(*ggml_row_bytes(at, n));
-        quantize_row(at, x.data(), a.data(), n);
-        float r2, r512;
-        find_multi_dot(t, SimdLevel::Avx2)(n, w.data(), a.data(), a.size(), 1, &r2);
-        find_multi_dot(t, SimdLevel::Avx512Vnni)(n, w.data(), a.data(), a.size(), 1, &r512);
-        EXPECT_EQ(f32_to_bits(r2), f32_to_bits(r512)) << ggml_type_name(t);
+        const size_t stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> a(stride * kMaxDotTokens);
+        for (int j = 0; j < kMaxDotTokens; ++j) {
+            const auto xj = test::random_floats(rng, n);
+            quantize_row(at, (j == 0 ? x : xj).data(), a.data() + j * stride, n);
+        }
+        // Every token count: VNNI runs several tokens on 512-bit vectors.
+        for (int n_act = 1; n_act <= kMaxDotTokens; ++n_act) {
+            float r2[kMaxDotTokens], r512[kMaxDotTokens];
+            find_multi_dot(t, SimdLevel::Avx2)(n, w.data(), a.data(), stride, n_act, r2);
+            find_multi_dot(t, SimdLevel::Avx512Vnni)(n, w.data(), a.data(), stride, n_act, r512);
+            for (int j = 0; j < n_act; ++j) {
+                EXPECT_EQ(f32_to_bits(r2[j]), f32_to_bits(r512[j])) << ggml_type_name(t) << " n_act=" << n_act;
+            }
+        }
     }
 }
 

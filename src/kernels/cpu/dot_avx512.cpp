@@ -1,8 +1,15 @@
 // AVX-512-VNNI dot kernels: the AVX2 kernel bodies with vpdpbusd replacing the
-// maddubs+madd pair. Only called when the CPU reports avx512f/bw/vl/vnni.
+// maddubs+madd pair, and multi-token tiles on 512-bit vectors. Only called
+// when the CPU reports avx512f/bw/vl/vnni.
 #include "kernels/cpu/dot_x86.h"
 
 #if defined(__x86_64__)
+// GCC 12's 512-bit intrinsics (broadcast, insert, extract, convert) start
+// from a self-initialised "undefined" vector that -Wmaybe-uninitialized
+// reports once inlined; the pragma must cover the header's lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
 #include <immintrin.h>
@@ -32,6 +39,7 @@ RowsKernel avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_row
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
+#pragma GCC diagnostic pop
 #else
 namespace tessera::x86 {
 MultiDotFn avx512vnni_multi_dot(GgmlType) { return nullptr; }
