@@ -1,4 +1,4 @@
-// Builds the ActQuad / ActQuadQ8_1 layouts from Q8_0 / Q8_1 blocks (plain
+// Builds the ActQuad / ActQuadQ8_1 pair rows from Q8_0 / Q8_1 blocks (plain
 // C++: it runs once per token and matmul, not per weight row).
 #include "kernels/act_quads.h"
 
@@ -44,30 +44,33 @@ void put_q8_1(const BlockQ8_1& b, int k, ActQuadQ8_1& a) {
 }
 
 template <class Block, class Quad, void (*kPut)(const Block&, int, Quad&)>
-void prepare(int64_t nb, const uint8_t* q_row, uint8_t* out) {
+void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
     const auto* y = reinterpret_cast<const Block*>(q_row);
     for (int64_t q = 0; q * kQuadBlocks < nb; ++q) {
         Quad a{};  // zero: blocks past the row end contribute nothing
         for (int k = 0; k < kQuadBlocks && q * kQuadBlocks + k < nb; ++k) kPut(y[q * kQuadBlocks + k], k, a);
-        std::memcpy(out + static_cast<size_t>(q) * sizeof(Quad), &a, sizeof a);
+        uint8_t* pair = out + static_cast<size_t>(q) * 2 * sizeof(Quad);
+        for (size_t f = 0; f < sizeof(Quad); f += kQuadField) {
+            std::memcpy(pair + 2 * f + kQuadField * half, reinterpret_cast<const uint8_t*>(&a) + f, kQuadField);
+        }
     }
 }
 
 }  // namespace
 
-size_t act_quads_bytes(GgmlType act, int64_t n) {
+size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
     const size_t quads = static_cast<size_t>((n / kQK + kQuadBlocks - 1) / kQuadBlocks);
-    return quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1));
+    return 2 * quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1));
 }
 
-void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, uint8_t* out) {
-    TS_CHECK(n % kQK == 0);
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out) {
+    TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
     if (act == GgmlType::Q8_0) {
-        prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, out);
+        prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out);
     } else {
         TS_CHECK(act == GgmlType::Q8_1);
-        prepare<BlockQ8_1, ActQuadQ8_1, put_q8_1>(n / kQK, q_row, out);
+        prepare<BlockQ8_1, ActQuadQ8_1, put_q8_1>(n / kQK, q_row, half, out);
     }
 }
 

@@ -35,11 +35,18 @@ struct ActQuadQ8_1 {
 };
 static_assert(sizeof(ActQuadQ8_1) == 192);
 
-// Bytes of one prepared row of n elements (n a multiple of 32) quantized to
-// `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1).
-size_t act_quads_bytes(GgmlType act, int64_t n);
+// Prepared rows come in token pairs: in the row of tokens 2i and 2i+1 each
+// 32-byte field of a quad of token 2i is followed by the same field of token
+// 2i+1, so one 512-bit load fetches a field for both tokens.
+inline constexpr size_t kQuadField = 32;
+static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadField == 0);
 
-// q_row: n elements as `act` blocks; out: act_quads_bytes(act, n) bytes.
-void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, uint8_t* out);
+// Bytes of one prepared pair row for rows of n elements (n a multiple of 32)
+// quantized to `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1).
+size_t act_quad_pairs_bytes(GgmlType act, int64_t n);
+
+// Writes token `half` (0 or 1) of the pair row `out` from q_row, its n
+// elements as `act` blocks.
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out);
 
 }  // namespace tessera

@@ -18,6 +18,8 @@ namespace {
 
 constexpr int64_t kRowTile = 16;
 constexpr int64_t kTokBlock = 10 * kMaxDotTokens;
+// Tiles start at even tokens, as the ActQuad pair rows need.
+static_assert(kTokBlock % 2 == 0 && kMaxDotTokens % 2 == 0);
 constexpr int64_t kParallelQuantizeMinTokens = 8;
 
 // One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that
@@ -36,7 +38,7 @@ struct MatmulJob {
     int n_parts = 0;
     const uint8_t* act;  // [n_tok, act_stride]
     size_t act_stride;
-    const uint8_t* quads = nullptr;  // [n_tok, quads_stride] ActQuads, when a part wants them
+    const uint8_t* quads = nullptr;  // [ceil(n_tok / 2), quads_stride] ActQuad pair rows, if wanted
     size_t quads_stride = 0;
     int64_t n_tok;
     int64_t n_tasks = 0;
@@ -59,7 +61,7 @@ void run_task(const MatmulJob& job, int64_t task) {
         if (part.rows.fn != nullptr) {
             const bool quads = part.rows.layout == ActLayout::Quads;
             const size_t stride = quads ? job.quads_stride : job.act_stride;
-            const uint8_t* a = quads ? job.quads + static_cast<size_t>(t) * stride : act;
+            const uint8_t* a = quads ? job.quads + static_cast<size_t>(t / 2) * stride : act;  // t is even
             for (int64_t r = r0; r < r1; r += kMaxDotRows) {
                 const int n_rows = static_cast<int>(std::min<int64_t>(kMaxDotRows, r1 - r));
                 part.rows.fn(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, a, stride,
@@ -88,9 +90,9 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
                           int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch, MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
-    const size_t stride = *row_bytes, quads_stride = quads ? act_quads_bytes(act_type, cols) : 0;
+    const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t quads_at = stride * static_cast<size_t>(n_tok);
-    const size_t need = quads_at + quads_stride * static_cast<size_t>(n_tok);
+    const size_t need = quads_at + quads_stride * static_cast<size_t>((n_tok + 1) / 2);
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
     // Same bytes as quantize_row, eight elements at a time.
@@ -103,7 +105,10 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
             } else {
                 quantize_row(act_type, x + t * cols, row, cols);
             }
-            if (quads) prepare_act_quads(act_type, cols, row, base + quads_at + static_cast<size_t>(t) * quads_stride);
+            if (quads) {
+                prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
+                                  base + quads_at + static_cast<size_t>(t / 2) * quads_stride);
+            }
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {

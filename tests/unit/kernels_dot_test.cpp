@@ -119,10 +119,10 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
             std::vector<uint8_t> tile_acts = acts;
             size_t tile_stride = stride;
             if (rows.layout == ActLayout::Quads) {
-                tile_stride = act_quads_bytes(at, n);
-                tile_acts.assign(tile_stride * kMaxDotTokens, 0);
+                tile_stride = act_quad_pairs_bytes(at, n);
+                tile_acts.assign(tile_stride * kMaxDotTokens / 2, 0);
                 for (int j = 0; j < kMaxDotTokens; ++j) {
-                    prepare_act_quads(at, n, acts.data() + j * stride, tile_acts.data() + j * tile_stride);
+                    prepare_act_quads(at, n, acts.data() + j * stride, j % 2, tile_acts.data() + j / 2 * tile_stride);
                 }
             }
             for (int nr = 1; nr <= kMaxDotRows; ++nr) {

@@ -80,21 +80,38 @@ struct ActRegs {
     __m256 d, s;
 };
 
+// Field `off` (a byte offset into ActQuad / ActQuadQ8_1) of a quad in a pair
+// row: `quad` points at the token's half (pair + 32 * half) of that quad.
+inline const uint8_t* quad_field(const uint8_t* quad, size_t off) { return quad + 2 * off; }
+
 template <class Block>
-inline ActRegs load_act_regs(const ActQuadOf<Block>& a) {
+inline ActRegs load_act_regs(const uint8_t* quad) {
+    using Q = ActQuadOf<Block>;
     ActRegs r;
-    for (int j = 0; j < 4; ++j) r.q[j] = load256(a.qs[j]);
+    for (int j = 0; j < 4; ++j) r.q[j] = load256(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
     if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
         r.base = _mm256_setzero_si256();
-        r.s = _mm256_loadu_ps(a.s);
+        r.s = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(quad, offsetof(Q, s))));
     } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-        r.base = load256(a.neg8);
+        r.base = load256(quad_field(quad, offsetof(Q, neg8)));
     } else {  // AVX2 multiplies signed bytes directly and needs no offset
-        r.base = kVnni ? load256(a.neg128) : _mm256_setzero_si256();
+        r.base = kVnni ? load256(quad_field(quad, offsetof(Q, neg128))) : _mm256_setzero_si256();
     }
-    r.d = _mm256_loadu_ps(a.d);
+    r.d = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(quad, offsetof(Q, d))));
     return r;
 }
+
+// The prepared quads of NT tokens (act: pair rows, see dot_kernels.h):
+// token t's half of quad iq is at tok[t] + iq * step.
+template <class Block, int NT>
+struct ActTokens {
+    static constexpr size_t step = 2 * sizeof(ActQuadOf<Block>);
+    const uint8_t* tok[NT];
+    ActTokens(const uint8_t* act, size_t stride) {
+        for (int t = 0; t < NT; ++t) tok[t] = act + static_cast<size_t>(t / 2) * stride + kQuadField * (t % 2);
+    }
+    const uint8_t* quad(int t, int64_t iq) const { return tok[t] + iq * step; }
+};
 
 // Exact int32 lane sums of w * y over the step (two lanes per block).
 template <class Block>
@@ -132,16 +149,16 @@ inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
 // bound a wide tile); with one token the activations stay in registers and
 // the rows stream past them.
 template <int NR, int NT, int NB, class Block>
-inline void quad_step(const Block* const (&x)[NR], const ActQuadOf<Block>* const (&y)[NT], int64_t ib,
+inline void quad_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
                       __m256 (&acc)[NR][NT]) {
     if constexpr (NT == 1) {
-        const ActRegs a = load_act_regs<Block>(y[0][ib / kQuadBlocks]);
+        const ActRegs a = load_act_regs<Block>(y.quad(0, ib / kQuadBlocks));
         for (int r = 0; r < NR; ++r) quad_fma<Block>(load_weight_quad<NB>(x[r] + ib), a, acc[r][0]);
     } else {
         WeightQuad wq[NR];
         for (int r = 0; r < NR; ++r) wq[r] = load_weight_quad<NB>(x[r] + ib);
         for (int t = 0; t < NT; ++t) {
-            const ActRegs a = load_act_regs<Block>(y[t][ib / kQuadBlocks]);
+            const ActRegs a = load_act_regs<Block>(y.quad(t, ib / kQuadBlocks));
             for (int r = 0; r < NR; ++r) quad_fma<Block>(wq[r], a, acc[r][t]);
         }
     }
@@ -152,8 +169,7 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
                size_t out_stride) {
     const Block* x[NR];
     for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const ActQuadOf<Block>* y[NT];
-    act_rows(act, stride, y);
+    const ActTokens<Block, NT> y(act, stride);
     __m256 acc[NR][NT];
     for (int r = 0; r < NR; ++r) {
         for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
@@ -178,8 +194,9 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
 // AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
 // second), each half doing exactly the 256-bit arithmetic above, so results
 // are unchanged. A 512-bit byte dot issues as fast as a 256-bit one here
-// (measured), so this doubles the multiply-adds per instruction; the weight
-// quads are broadcast to both halves once per step.
+// (measured), so this doubles the multiply-adds per instruction; the pair
+// rows give both tokens' fields in one load, and the weight quads are
+// broadcast to both halves once per step.
 template <class Block>
 struct PairRegs {
     __m512i q[4], base;
@@ -188,20 +205,25 @@ struct PairRegs {
 
 inline __m512i both_halves(__m256i v) { return _mm512_broadcast_i64x4(v); }
 inline __m512 both_halves(__m256 v) { return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(v))); }
-inline __m512i halves(__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_zextsi256_si512(a), b, 1); }
-inline __m512 halves(__m256 a, __m256 b) {
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_zextpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b), 1));
-}
 inline __m256 upper_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
 
+inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
+
+// Both tokens' fields of a quad of a pair row (`quad` at its first half).
 template <class Block>
-inline PairRegs<Block> load_pair_regs(const ActQuadOf<Block>& a0, const ActQuadOf<Block>& a1) {
-    const ActRegs r0 = load_act_regs<Block>(a0), r1 = load_act_regs<Block>(a1);
+inline PairRegs<Block> load_pair_regs(const uint8_t* quad) {
+    using Q = ActQuadOf<Block>;
     PairRegs<Block> p;
-    for (int j = 0; j < 4; ++j) p.q[j] = halves(r0.q[j], r1.q[j]);
-    p.base = halves(r0.base, r1.base);
-    p.d = halves(r0.d, r1.d);
-    if constexpr (kIsQ4_1<Block>) p.s = halves(r0.s, r1.s);
+    for (int j = 0; j < 4; ++j) p.q[j] = load512(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
+    if constexpr (kIsQ4_1<Block>) {
+        p.base = _mm512_setzero_si512();
+        p.s = _mm512_loadu_ps(quad_field(quad, offsetof(Q, s)));
+    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        p.base = load512(quad_field(quad, offsetof(Q, neg8)));
+    } else {
+        p.base = load512(quad_field(quad, offsetof(Q, neg128)));
+    }
+    p.d = _mm512_loadu_ps(quad_field(quad, offsetof(Q, d)));
     return p;
 }
 
@@ -215,7 +237,7 @@ inline void pair_fma(const __m512i (&wq)[4], __m512 wd, __m512 wm, const PairReg
 }
 
 template <int NR, int NT, int NB, class Block>
-inline void pair_step(const Block* const (&x)[NR], const ActQuadOf<Block>* const (&y)[NT], int64_t ib,
+inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
                       __m512 (&acc)[NR][(NT + 1) / 2]) {
     __m512i wq[NR][4];
     __m512 wd[NR], wm[NR];
@@ -228,11 +250,11 @@ inline void pair_step(const Block* const (&x)[NR], const ActQuadOf<Block>* const
     }
     const int64_t iq = ib / kQuadBlocks;
     for (int p = 0; p < NT / 2; ++p) {
-        const PairRegs<Block> a = load_pair_regs<Block>(y[2 * p][iq], y[2 * p + 1][iq]);
+        const PairRegs<Block> a = load_pair_regs<Block>(y.quad(2 * p, iq));
         for (int r = 0; r < NR; ++r) pair_fma<Block>(wq[r], wd[r], wm[r], a, acc[r][p]);
     }
     if constexpr (NT % 2 == 1) {  // the odd token in the lower half alone
-        const ActRegs a = load_act_regs<Block>(y[NT - 1][iq]);
+        const ActRegs a = load_act_regs<Block>(y.quad(NT - 1, iq));
         for (int r = 0; r < NR; ++r) {
             __m256 lo = _mm512_castps512_ps256(acc[r][NT / 2]);
             quad_fma<Block>(w[r], a, lo);
@@ -246,8 +268,7 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
                size_t out_stride) {
     const Block* x[NR];
     for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const ActQuadOf<Block>* y[NT];
-    act_rows(act, stride, y);
+    const ActTokens<Block, NT> y(act, stride);
     constexpr int kPairs = (NT + 1) / 2;
     __m512 acc[NR][kPairs];
     for (int r = 0; r < NR; ++r) {
@@ -284,7 +305,8 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
         quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
     } else if constexpr (NT > kToks) {
         quad_tile<NR, kToks, Block>(nb, w, ws, a, as, o, os);
-        quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks * as, as, o + kToks * os, os);
+        static_assert(kToks % 2 == 0);  // a pair row holds two tokens
+        quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
     } else if constexpr (kVnni && NT >= 2) {
         pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
     } else {
@@ -316,10 +338,10 @@ struct Q4_1Quads {
 // tiled kernel on rows it prepared once). Allocates: off the hot path.
 template <template <int, int> class Tile, GgmlType kAct>
 void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
-    const size_t qb = act_quads_bytes(kAct, n);
-    std::vector<uint8_t> quads(qb * static_cast<size_t>(n_act));
+    const size_t qb = act_quad_pairs_bytes(kAct, n);
+    std::vector<uint8_t> quads(qb * static_cast<size_t>((n_act + 1) / 2));
     for (int t = 0; t < n_act; ++t) {
-        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, quads.data() + t * qb);
+        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, t % 2, quads.data() + t / 2 * qb);
     }
     rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
 }
