@@ -13,7 +13,7 @@ namespace tessera {
 
 enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
 
-inline constexpr int kMaxDotTokens = 6;
+inline constexpr int kMaxDotTokens = 8;
 inline constexpr int kMaxDotRows = 4;
 
 // The best level this CPU runs (AVX2 needs avx2+fma+f16c; the VNNI level also

@@ -296,10 +296,10 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
 
 // Splits a tile into shapes whose weight quads, one token's activations and
 // accumulators fit the register file: with AVX-512's 32 registers 4 rows for
-// one token (decode) or 2 rows x 6 tokens; with AVX2's 16, 1 row x 2 tokens.
+// one token (decode) or 2 rows x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 6 : 2;
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
     if constexpr (NR > kRows) {
         quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
         quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);

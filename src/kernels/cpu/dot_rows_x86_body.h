@@ -33,10 +33,12 @@ void rows_dot_nr(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
         case 3: Tile<NR, 3>::run(n, w, ws, a, as, o, os); return;
         case 4: Tile<NR, 4>::run(n, w, ws, a, as, o, os); return;
         case 5: Tile<NR, 5>::run(n, w, ws, a, as, o, os); return;
-        default: Tile<NR, 6>::run(n, w, ws, a, as, o, os); return;
+        case 6: Tile<NR, 6>::run(n, w, ws, a, as, o, os); return;
+        case 7: Tile<NR, 7>::run(n, w, ws, a, as, o, os); return;
+        default: Tile<NR, 8>::run(n, w, ws, a, as, o, os); return;
     }
 }
-static_assert(kMaxDotTokens == 6);
+static_assert(kMaxDotTokens == 8);
 
 // Turns a rows x tokens tile template into a RowsDotFn.
 template <template <int, int> class Tile>
