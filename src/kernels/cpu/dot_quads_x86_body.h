@@ -227,7 +227,7 @@ inline PairRegs<Block> load_pair_regs(const uint8_t* quad) {
     return p;
 }
 
-// quad_fma for two tokens; w512 holds the row's WeightQuad in both halves.
+// quad_fma for two tokens; wq, wd, wm hold the row's WeightQuad in both halves.
 template <class Block>
 inline void pair_fma(const __m512i (&wq)[4], __m512 wd, __m512 wm, const PairRegs<Block>& a, __m512& acc) {
     __m512i q = a.base;
