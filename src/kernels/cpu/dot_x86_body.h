@@ -131,6 +131,7 @@ void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride
                                        _mm256_slli_epi32(_mm256_madd_epi16(load256(y[t][ib].bsums), sc16), 5));
         }
         for (int h = 0; h < 2; ++h) {
+            const __m256i sc_h = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
             const __m256i ql0 = load256(x[ib].ql + 64 * h), ql1 = load256(x[ib].ql + 64 * h + 32);
             const __m256i qh = load256(x[ib].qh + 32 * h);
             const __m256i q[4] = {
@@ -141,11 +142,13 @@ void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride
                                 _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2)),
             };
             for (int i = 0; i < 4; ++i) {
-                const int g = 8 * h + 2 * i;
-                const __m256i sv = _mm256_set_m128i(_mm_set1_epi16(x[ib].scales[g + 1]), _mm_set1_epi16(x[ib].scales[g]));
+                // (sc_g x 8 | sc_g+1 x 8), g = 8h + 2i, by one shuffle of scale half h.
+                const __m256i sv = _mm256_shuffle_epi8(
+                    sc_h, _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(0x0302 + 0x0404 * i)),
+                                           _mm_set1_epi16(static_cast<short>(0x0100 + 0x0404 * i))));
                 for (int t = 0; t < NT; ++t) {
                     const __m256i p = _mm256_maddubs_epi16(q[i], load256(y[t][ib].qs + 128 * h + 32 * i));
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sv));
+                    isum[t] = madd_add(isum[t], p, sv);
                 }
             }
         }
