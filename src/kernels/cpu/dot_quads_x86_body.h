@@ -203,11 +203,24 @@ struct PairRegs {
     __m512 d, s;
 };
 
-inline __m512i both_halves(__m256i v) { return _mm512_broadcast_i64x4(v); }
-inline __m512 both_halves(__m256 v) { return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(v))); }
-inline __m256 upper_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
-
-inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
+// Templates, like everything 512-bit here, so the AVX2 build never
+// compiles them.
+template <bool kOn = kVnni>
+inline __m512i both_halves(__m256i v) {
+    return _mm512_broadcast_i64x4(v);
+}
+template <bool kOn = kVnni>
+inline __m512 both_halves(__m256 v) {
+    return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(v)));
+}
+template <bool kOn = kVnni>
+inline __m256 upper_half(__m512 v) {
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+template <bool kOn = kVnni>
+inline __m512i load512(const void* p) {
+    return _mm512_loadu_si512(p);
+}
 
 // Both tokens' fields of a quad of a pair row (`quad` at its first half).
 template <class Block>

@@ -5,17 +5,6 @@
 // Requires before inclusion: <immintrin.h>, <cstring>, tensor/quant_blocks.h,
 // kernels/dot_kernels.h, and `constexpr bool kVnni`.
 
-// Sum of 4 adjacent u8*s8 products per int32 lane (u < 128 so no saturation).
-// A template so the branch not taken is never compiled for the wrong target.
-template <bool kUseVnni = kVnni>
-inline __m256i dot_u8s8(__m256i u, __m256i s) {
-    if constexpr (kUseVnni) {
-        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
-    } else {
-        return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-    }
-}
-
 inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -55,8 +44,10 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
 }
 
 // isum + madd(p, s): VNNI fuses the pair (vpdpwssd); the int32 sums are equal.
+// A template so the branch not taken is never compiled for the wrong target.
+template <bool kUseVnni = kVnni>
 inline __m256i madd_add(__m256i isum, __m256i p, __m256i s) {
-    if constexpr (kVnni) {
+    if constexpr (kUseVnni) {
         return _mm256_dpwssd_epi32(isum, p, s);
     } else {
         return _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
@@ -130,8 +121,11 @@ void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride
             isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
                                        _mm256_slli_epi32(_mm256_madd_epi16(load256(y[t][ib].bsums), sc16), 5));
         }
+        // Scales 0..7 and 8..15 each in both 128-bit lanes.
+        const __m256i sc_half[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
+                                    _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         for (int h = 0; h < 2; ++h) {
-            const __m256i sc_h = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
+            const __m256i sc_h = sc_half[h];
             const __m256i ql0 = load256(x[ib].ql + 64 * h), ql1 = load256(x[ib].ql + 64 * h + 32);
             const __m256i qh = load256(x[ib].qh + 32 * h);
             const __m256i q[4] = {
