@@ -64,11 +64,11 @@ MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level) {
     return fn != nullptr ? fn : scalar_kernel(weight);
 }
 
-RowsDotFn find_rows_dot(GgmlType weight, SimdLevel level) {
+RowsKernel find_rows_dot(GgmlType weight, SimdLevel level) {
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
     if (level == SimdLevel::Avx512Vnni) return x86::avx512vnni_rows_dot(weight);
     if (level == SimdLevel::Avx2) return x86::avx2_rows_dot(weight);
-    return nullptr;
+    return {};
 }
 
 }  // namespace tessera

@@ -13,7 +13,7 @@ namespace tessera {
 
 enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
 
-inline constexpr int kMaxDotTokens = 4;
+inline constexpr int kMaxDotTokens = 8;
 inline constexpr int kMaxDotRows = 4;
 
 // The best level this CPU runs (AVX2 needs avx2+fma+f16c; the VNNI level also
@@ -35,12 +35,26 @@ MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level);
 // out[t * out_stride + r] = dot(w + r * w_stride, act + t * act_stride) for
 // r < n_rows <= kMaxDotRows and t < n_act <= kMaxDotTokens: a register tile,
 // so activation blocks are loaded once per row group. Bit-identical to the
-// MultiDotFn of the same type and level, whatever the tile.
+// MultiDotFn of the same type and level (given the same activations),
+// whatever the tile.
 using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
                            size_t act_stride, int n_act, float* out, size_t out_stride);
 
-// The tiled kernel for `weight` at `level`, or nullptr where that level has
-// none (the matmul then calls the MultiDotFn row by row).
-RowsDotFn find_rows_dot(GgmlType weight, SimdLevel level);
+// How a tiled kernel wants its activation rows: as quantized rows of
+// activation_type_for(weight), or as ActQuad pair rows (kernels/act_quads.h)
+// prepared from those rows once per matmul; then act_stride is
+// act_quad_pairs_bytes(act, n), token t of a tile is half t % 2 of pair row
+// t / 2, and `act` points at the pair row of the tile's first token, which
+// must be even.
+enum class ActLayout { Quantized, Quads };
+
+struct RowsKernel {
+    RowsDotFn fn = nullptr;
+    ActLayout layout = ActLayout::Quantized;
+};
+
+// The tiled kernel for `weight` at `level`; fn is nullptr where that level
+// has none (the matmul then calls the MultiDotFn row by row).
+RowsKernel find_rows_dot(GgmlType weight, SimdLevel level);
 
 }  // namespace tessera

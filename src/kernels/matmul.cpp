@@ -9,13 +9,17 @@
 #include <span>
 
 #include "core/check.h"
+#include "kernels/act_quads.h"
+#include "kernels/cpu/act_quantize_x86.h"
 #include "tensor/quant.h"
 
 namespace tessera {
 namespace {
 
 constexpr int64_t kRowTile = 16;
-constexpr int64_t kTokBlock = 64;
+constexpr int64_t kTokBlock = 10 * kMaxDotTokens;
+// Tiles start at even tokens, as the ActQuad pair rows need.
+static_assert(kTokBlock % 2 == 0 && kMaxDotTokens % 2 == 0);
 constexpr int64_t kParallelQuantizeMinTokens = 8;
 
 // One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that
@@ -24,7 +28,7 @@ struct MatmulPart {
     const WeightMatrix* w;
     float* y;
     MultiDotFn dot;
-    RowsDotFn rows_dot;  // nullptr: row by row through `dot`
+    RowsKernel rows;  // fn nullptr: row by row through `dot`
     int64_t n_row_tiles;
     int64_t first_task;
 };
@@ -34,6 +38,8 @@ struct MatmulJob {
     int n_parts = 0;
     const uint8_t* act;  // [n_tok, act_stride]
     size_t act_stride;
+    const uint8_t* quads = nullptr;  // [ceil(n_tok / 2), quads_stride] ActQuad pair rows, if wanted
+    size_t quads_stride = 0;
     int64_t n_tok;
     int64_t n_tasks = 0;
     std::atomic<int64_t> next_task{0};
@@ -52,11 +58,14 @@ void run_task(const MatmulJob& job, int64_t task) {
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
         const uint8_t* act = job.act + static_cast<size_t>(t) * job.act_stride;
-        if (part.rows_dot != nullptr) {
+        if (part.rows.fn != nullptr) {
+            const bool quads = part.rows.layout == ActLayout::Quads;
+            const size_t stride = quads ? job.quads_stride : job.act_stride;
+            const uint8_t* a = quads ? job.quads + static_cast<size_t>(t / 2) * stride : act;  // t is even
             for (int64_t r = r0; r < r1; r += kMaxDotRows) {
                 const int n_rows = static_cast<int>(std::min<int64_t>(kMaxDotRows, r1 - r));
-                part.rows_dot(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, act,
-                              job.act_stride, n_act, part.y + t * w.rows + r, static_cast<size_t>(w.rows));
+                part.rows.fn(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, a, stride,
+                             n_act, part.y + t * w.rows + r, static_cast<size_t>(w.rows));
             }
             continue;
         }
@@ -75,18 +84,31 @@ void worker(MatmulJob* job) {
     }
 }
 
-// Quantizes the n_tok rows of x into scratch; returns the row stride in bytes.
-size_t quantize_activations(GgmlType act_type, const float* x, int64_t n_tok, int64_t cols, ThreadPool& pool,
-                            std::vector<uint8_t>& scratch) {
+// Quantizes the n_tok rows of x into scratch, followed by their ActQuads
+// when `quads`; sets the strides and pointers of `job`.
+void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const float* x, int64_t n_tok,
+                          int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch, MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
-    const size_t need = *row_bytes * static_cast<size_t>(n_tok);
+    const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
+    const size_t quads_at = stride * static_cast<size_t>(n_tok);
+    const size_t need = quads_at + quads_stride * static_cast<size_t>((n_tok + 1) / 2);
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
-    const size_t stride = *row_bytes;
+    // Same bytes as quantize_row, eight elements at a time.
+    const bool simd = level != SimdLevel::Scalar && (act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1);
     auto quantize_rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
-            quantize_row(act_type, x + t * cols, base + static_cast<size_t>(t) * stride, cols);
+            uint8_t* row = base + static_cast<size_t>(t) * stride;
+            if (simd) {
+                x86::avx2_quantize_act(act_type, x + t * cols, row, cols);
+            } else {
+                quantize_row(act_type, x + t * cols, row, cols);
+            }
+            if (quads) {
+                prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
+                                  base + quads_at + static_cast<size_t>(t / 2) * quads_stride);
+            }
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {
@@ -94,7 +116,10 @@ size_t quantize_activations(GgmlType act_type, const float* x, int64_t n_tok, in
     } else {
         quantize_rows(0, n_tok);
     }
-    return stride;
+    job.act = base;
+    job.act_stride = stride;
+    job.quads = quads ? base + quads_at : nullptr;
+    job.quads_stride = quads_stride;
 }
 
 }  // namespace
@@ -122,24 +147,25 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
     }
     if (n_tok == 0) return;
     MatmulJob job;
-    if (act_type == GgmlType::F32) {  // float activations are used in place
-        job.act = reinterpret_cast<const uint8_t*>(x);
-        job.act_stride = static_cast<size_t>(w0.cols) * sizeof(float);
-    } else {
-        job.act_stride = quantize_activations(act_type, x, n_tok, w0.cols, pool, scratch);
-        job.act = scratch.data();
-    }
     job.n_tok = n_tok;
     const int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
+    bool quads = false;
     for (const MatmulOut& o : outs) {
         MatmulPart& part = job.parts[job.n_parts++];
         part.w = o.w;
         part.y = o.y;
         part.dot = find_multi_dot(o.w->type, level);
-        part.rows_dot = find_rows_dot(o.w->type, level);
+        part.rows = find_rows_dot(o.w->type, level);
+        quads = quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads);
         part.n_row_tiles = (o.w->rows + kRowTile - 1) / kRowTile;
         part.first_task = job.n_tasks;
         job.n_tasks += part.n_row_tiles * n_tok_blocks;
+    }
+    if (act_type == GgmlType::F32) {  // float activations are used in place
+        job.act = reinterpret_cast<const uint8_t*>(x);
+        job.act_stride = static_cast<size_t>(w0.cols) * sizeof(float);
+    } else {
+        quantize_activations(act_type, quads, level, x, n_tok, w0.cols, pool, scratch, job);
     }
     if (job.n_tasks == 0) return;
     if (job.n_tasks == 1 || pool.size() == 1) {

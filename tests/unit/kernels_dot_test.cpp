@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/act_quads.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
 
@@ -111,13 +112,23 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
             quantize_row(at, x.data(), acts.data() + j * stride, n);
         }
         for (SimdLevel level : runnable_levels()) {
-            const RowsDotFn rows = find_rows_dot(t, level);
-            if (rows == nullptr) continue;
+            const RowsKernel rows = find_rows_dot(t, level);
+            if (rows.fn == nullptr) continue;
             const MultiDotFn one = find_multi_dot(t, level);
+            // The tiled kernel reads its own layout, prepared from the same rows.
+            std::vector<uint8_t> tile_acts = acts;
+            size_t tile_stride = stride;
+            if (rows.layout == ActLayout::Quads) {
+                tile_stride = act_quad_pairs_bytes(at, n);
+                tile_acts.assign(tile_stride * kMaxDotTokens / 2, 0);
+                for (int j = 0; j < kMaxDotTokens; ++j) {
+                    prepare_act_quads(at, n, acts.data() + j * stride, j % 2, tile_acts.data() + j / 2 * tile_stride);
+                }
+            }
             for (int nr = 1; nr <= kMaxDotRows; ++nr) {
                 for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
                     float tile[kMaxDotTokens * kMaxDotRows];
-                    rows(n, w.data(), wb, nr, acts.data(), stride, nt, tile, kMaxDotRows);
+                    rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
                     for (int r = 0; r < nr; ++r) {
                         float ref[kMaxDotTokens];
                         one(n, w.data() + r * wb, acts.data(), stride, nt, ref);
@@ -140,12 +151,21 @@ TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
         const GgmlType at = activation_type_for(t);
         const auto w = test::random_weight_row(rng, t, n);
         const auto x = test::random_floats(rng, n);
-        std::vector<uint8_t> a(*ggml_row_bytes(at, n));
-        quantize_row(at, x.data(), a.data(), n);
-        float r2, r512;
-        find_multi_dot(t, SimdLevel::Avx2)(n, w.data(), a.data(), a.size(), 1, &r2);
-        find_multi_dot(t, SimdLevel::Avx512Vnni)(n, w.data(), a.data(), a.size(), 1, &r512);
-        EXPECT_EQ(f32_to_bits(r2), f32_to_bits(r512)) << ggml_type_name(t);
+        const size_t stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> a(stride * kMaxDotTokens);
+        for (int j = 0; j < kMaxDotTokens; ++j) {
+            const auto xj = test::random_floats(rng, n);
+            quantize_row(at, (j == 0 ? x : xj).data(), a.data() + j * stride, n);
+        }
+        // Every token count: VNNI runs several tokens on 512-bit vectors.
+        for (int n_act = 1; n_act <= kMaxDotTokens; ++n_act) {
+            float r2[kMaxDotTokens], r512[kMaxDotTokens];
+            find_multi_dot(t, SimdLevel::Avx2)(n, w.data(), a.data(), stride, n_act, r2);
+            find_multi_dot(t, SimdLevel::Avx512Vnni)(n, w.data(), a.data(), stride, n_act, r512);
+            for (int j = 0; j < n_act; ++j) {
+                EXPECT_EQ(f32_to_bits(r2[j]), f32_to_bits(r512[j])) << ggml_type_name(t) << " n_act=" << n_act;
+            }
+        }
     }
 }
 

@@ -7,9 +7,13 @@
 // are compiled for the baseline ISA in this file as in every other.
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
+#include "kernels/act_quads.h"
 #include "tensor/quant_blocks.h"
 
 #pragma GCC push_options
@@ -20,16 +24,18 @@ namespace avx2_impl {
 constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
+#include "kernels/cpu/dot_quads_x86_body.h"
+#include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx2_impl
 
 MultiDotFn avx2_multi_dot(GgmlType weight) { return avx2_impl::select_kernel(weight); }
-RowsDotFn avx2_rows_dot(GgmlType weight) { return avx2_impl::select_rows_kernel(weight); }
+RowsKernel avx2_rows_dot(GgmlType weight) { return avx2_impl::select_rows_kernel(weight); }
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {
 MultiDotFn avx2_multi_dot(GgmlType) { return nullptr; }
-RowsDotFn avx2_rows_dot(GgmlType) { return nullptr; }
+RowsKernel avx2_rows_dot(GgmlType) { return {}; }
 }  // namespace tessera::x86
 #endif

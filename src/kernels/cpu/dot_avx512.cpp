@@ -1,15 +1,26 @@
 // AVX-512-VNNI dot kernels: the AVX2 kernel bodies with vpdpbusd replacing the
-// maddubs+madd pair. Only called when the CPU reports avx512f/bw/vl/vnni.
+// maddubs+madd pair, and multi-token tiles on 512-bit vectors. Only called
+// when the CPU reports avx512f/bw/vl/vnni.
 #include "kernels/cpu/dot_x86.h"
 
 #if defined(__x86_64__)
+// GCC 12's 512-bit intrinsics (broadcast, insert, extract, convert) start
+// from a self-initialised "undefined" vector that -Wmaybe-uninitialized
+// reports once inlined; the pragma must cover the header's lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
+#include "kernels/act_quads.h"
 #include "tensor/quant_blocks.h"
 
 #pragma GCC push_options
@@ -20,16 +31,19 @@ namespace avx512_impl {
 constexpr bool kVnni = true;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
+#include "kernels/cpu/dot_quads_x86_body.h"
+#include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx512_impl
 
 MultiDotFn avx512vnni_multi_dot(GgmlType weight) { return avx512_impl::select_kernel(weight); }
-RowsDotFn avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_rows_kernel(weight); }
+RowsKernel avx512vnni_rows_dot(GgmlType weight) { return avx512_impl::select_rows_kernel(weight); }
 
 }  // namespace tessera::x86
 #pragma GCC pop_options
+#pragma GCC diagnostic pop
 #else
 namespace tessera::x86 {
 MultiDotFn avx512vnni_multi_dot(GgmlType) { return nullptr; }
-RowsDotFn avx512vnni_rows_dot(GgmlType) { return nullptr; }
+RowsKernel avx512vnni_rows_dot(GgmlType) { return {}; }
 }  // namespace tessera::x86
 #endif

@@ -1,137 +1,44 @@
-// Register-tiled dot kernels for the legacy formats Q4_0, Q4_1 and Q8_0: up
-// to kMaxDotRows weight rows x kMaxDotTokens activation rows per call, so a
-// weight block is unpacked once per token group and an activation block
-// loaded once per row group. Each output keeps one accumulator that walks the
-// blocks in order, so a result does not depend on the tile it was part of.
+// Helpers of the register-tiled kernels (dot_quads_x86_body.h): the weight
+// prefetch stream and the switch from run-time tile shapes (up to kMaxDotRows weight
+// rows x kMaxDotTokens activation rows per call) to compile-time ones.
 // Included after dot_x86_body.h, inside the same namespace.
 
-// fp16 -> all lanes. movd zero-extends, so unlike _cvtsh_ss (a pinsrw into a
-// live register) this carries no false dependency across loop iterations.
-inline __m256 broadcast_f16(uint16_t h) { return _mm256_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
-
 // Several weight rows read side by side defeat the hardware prefetcher
-// (measured: streaming 1.5x slower than one row at a time), so while a tile
-// works on block ib it prefetches the row group after next (rows are
-// contiguous in memory) linearly, NR blocks' worth per step.
-template <int NR, class Block>
-inline void prefetch_next_group(const uint8_t* w, size_t w_stride, int64_t ib) {
-    const char* p = reinterpret_cast<const char*>(w + 2 * NR * w_stride) + ib * NR * sizeof(Block);
-    for (size_t off = 0; off < NR * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+// (measured: streaming 1.5x slower than one row at a time), so a tile
+// prefetches the rows after it (contiguous in memory) as one linear stream,
+// NR blocks' worth per block it consumes. The stream runs whole row groups
+// and at least kPrefetchAheadBytes ahead: two groups of short rows were too
+// close to hide the memory latency (135M Q4_0 decode +23% at ~10 KB).
+inline constexpr size_t kPrefetchAheadBytes = 10 * 1024;
+
+template <int NR>
+inline const char* prefetch_start(const uint8_t* w, size_t w_stride) {
+    const size_t group = NR * w_stride;
+    const size_t groups = std::max<size_t>(2, (kPrefetchAheadBytes + group - 1) / std::max<size_t>(group, 1));
+    return reinterpret_cast<const char*>(w + groups * group);
 }
 
-// Q4_0 (w = q - 8) and Q8_0 (signed) against Q8_0 activations.
-template <int NR, int NT, class Block>
-void signed_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-                 size_t out_stride) {
-    const Block* x[NR];
-    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const BlockQ8_0* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[NR][NT];
-    for (int r = 0; r < NR; ++r) {
-        for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
-    }
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        __m256i wq[NR];
-        __m256 dx[NR];
-        prefetch_next_group<NR, Block>(w, w_stride, ib);
-        for (int r = 0; r < NR; ++r) {
-            if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-                wq[r] = unpack_nibbles(x[r][ib].qs);  // 0..15; the -8 is applied per token below
-            } else {
-                wq[r] = load256(x[r][ib].qs);
-            }
-            dx[r] = broadcast_f16(x[r][ib].d);
-        }
-        for (int t = 0; t < NT; ++t) {
-            const __m256i yq = load256(y[t][ib].qs);
-            const __m256 dy = broadcast_f16(y[t][ib].d);
-            if constexpr (std::is_same_v<Block, BlockQ4_0>) {
-                const __m256i off = dot_u8s8(_mm256_set1_epi8(8), yq);  // 8 * sum(y) per lane
-                for (int r = 0; r < NR; ++r) {
-                    const __m256i p = _mm256_sub_epi32(dot_u8s8(wq[r], yq), off);
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(p), acc[r][t]);
-                }
-            } else {
-                for (int r = 0; r < NR; ++r) {
-                    const __m256i p = dot_u8s8(_mm256_sign_epi8(wq[r], wq[r]), _mm256_sign_epi8(yq, wq[r]));
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(p), acc[r][t]);
-                }
-            }
-        }
-    }
-    for (int t = 0; t < NT; ++t) {
-        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]);
-    }
-}
-
-// Q4_1 x Q8_1: sum_b d_x d_y sum(q_x q_y) + m_x s_y; the m_x s_y terms of the
-// rows accumulate in the lanes of one 128-bit vector per token.
-template <int NR, int NT>
-void q4_1_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-               size_t out_stride) {
-    const BlockQ4_1* x[NR];
-    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const BlockQ4_1*>(w + r * w_stride);
-    const BlockQ8_1* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[NR][NT];
-    __m128 summs[NT];
-    for (int t = 0; t < NT; ++t) {
-        summs[t] = _mm_setzero_ps();
-        for (int r = 0; r < NR; ++r) acc[r][t] = _mm256_setzero_ps();
-    }
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        __m256i u[NR];
-        __m256 dx[NR];
-        __m128 dm[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-        prefetch_next_group<NR, BlockQ4_1>(w, w_stride, ib);
-        for (int r = 0; r < NR; ++r) {
-            dm[r] = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&x[r][ib].d)));  // (d_x, m_x, 0, 0)
-            dx[r] = _mm256_broadcastss_ps(dm[r]);
-            u[r] = unpack_nibbles(x[r][ib].qs);
-        }
-        // (m_0, m_1, m_2, m_3) with shuffles only: a store + reload would stall.
-        const __m128 mxv = _mm_movehl_ps(_mm_unpacklo_ps(dm[2], dm[3]), _mm_unpacklo_ps(dm[0], dm[1]));
-        for (int t = 0; t < NT; ++t) {
-            const __m128 ds = _mm_cvtph_ps(_mm_cvtsi32_si128(load_u32(&y[t][ib].d)));  // (d_y, s_y)
-            const __m256 dy = _mm256_broadcastss_ps(ds);
-            const __m256i yq = load256(y[t][ib].qs);
-            for (int r = 0; r < NR; ++r) {
-                const __m256i p = dot_u8s8(u[r], yq);
-                acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(p), acc[r][t]);
-            }
-            summs[t] = _mm_fmadd_ps(mxv, _mm_permute_ps(ds, 0x55), summs[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) {
-        alignas(16) float extra[4];
-        _mm_store_ps(extra, summs[t]);
-        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]) + extra[r];
-    }
-}
-
-// Without AVX-512's 32 vector registers a 4x4 tile spills; AVX2 runs it as
-// two 4x2 tiles (each output's arithmetic is unchanged).
-template <template <int, int> class Tile, int NR, int NT>
-void run_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    if constexpr (!kVnni && NR * NT > 8) {
-        Tile<NR, NT / 2>::run(n, w, ws, a, as, o, os);
-        Tile<NR, NT - NT / 2>::run(n, w, ws, a + (NT / 2) * as, as, o + (NT / 2) * os, os);
-    } else {
-        Tile<NR, NT>::run(n, w, ws, a, as, o, os);
-    }
+template <int NR, class Block, int kStepBlocks>
+inline void prefetch_step(const char* start, int64_t ib) {
+    const char* p = start + ib * NR * sizeof(Block);
+    for (size_t off = 0; off < kStepBlocks * NR * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 }
 
 template <template <int, int> class Tile, int NR>
 void rows_dot_nr(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n_act, float* o,
                  size_t os) {
     switch (n_act) {
-        case 1: run_tile<Tile, NR, 1>(n, w, ws, a, as, o, os); return;
-        case 2: run_tile<Tile, NR, 2>(n, w, ws, a, as, o, os); return;
-        case 3: run_tile<Tile, NR, 3>(n, w, ws, a, as, o, os); return;
-        default: run_tile<Tile, NR, 4>(n, w, ws, a, as, o, os); return;
+        case 1: Tile<NR, 1>::run(n, w, ws, a, as, o, os); return;
+        case 2: Tile<NR, 2>::run(n, w, ws, a, as, o, os); return;
+        case 3: Tile<NR, 3>::run(n, w, ws, a, as, o, os); return;
+        case 4: Tile<NR, 4>::run(n, w, ws, a, as, o, os); return;
+        case 5: Tile<NR, 5>::run(n, w, ws, a, as, o, os); return;
+        case 6: Tile<NR, 6>::run(n, w, ws, a, as, o, os); return;
+        case 7: Tile<NR, 7>::run(n, w, ws, a, as, o, os); return;
+        default: Tile<NR, 8>::run(n, w, ws, a, as, o, os); return;
     }
 }
+static_assert(kMaxDotTokens == 8);
 
 // Turns a rows x tokens tile template into a RowsDotFn.
 template <template <int, int> class Tile>
@@ -145,50 +52,3 @@ void rows_dot(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const ui
     }
 }
 static_assert(kMaxDotRows == 4);
-
-// One weight row as a MultiDotFn (outputs of consecutive tokens are adjacent).
-template <template <int, int> class Tile>
-void one_row_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
-    rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, act, stride, n_act, out, 1);
-}
-
-template <int NR, int NT>
-struct Q4_0Rows {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        signed_rows<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
-template <int NR, int NT>
-struct Q8_0Rows {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        signed_rows<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
-template <int NR, int NT>
-struct Q4_1Rows {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        q4_1_rows<NR, NT>(n / kQK, w, ws, a, as, o, os);
-    }
-};
-
-inline RowsDotFn select_rows_kernel(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::Q4_0: return rows_dot<Q4_0Rows>;
-        case GgmlType::Q4_1: return rows_dot<Q4_1Rows>;
-        case GgmlType::Q8_0: return rows_dot<Q8_0Rows>;
-        default: return nullptr;
-    }
-}
-
-inline MultiDotFn select_kernel(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::Q4_0: return one_row_dot<Q4_0Rows>;
-        case GgmlType::Q4_1: return one_row_dot<Q4_1Rows>;
-        case GgmlType::Q8_0: return one_row_dot<Q8_0Rows>;
-        case GgmlType::Q4_K: return multi_dot<Q4_KTile>;
-        case GgmlType::Q6_K: return multi_dot<Q6_KTile>;
-        case GgmlType::F32: return multi_dot<F32Tile>;
-        case GgmlType::F16: return multi_dot<F16Tile>;
-        default: return nullptr;
-    }
-}

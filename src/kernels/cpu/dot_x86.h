@@ -7,10 +7,10 @@
 
 namespace tessera::x86 {
 
-// nullptr when that level has no kernel for the weight type.
+// nullptr (an empty RowsKernel) when that level has no kernel for the type.
 MultiDotFn avx2_multi_dot(GgmlType weight);
 MultiDotFn avx512vnni_multi_dot(GgmlType weight);
-RowsDotFn avx2_rows_dot(GgmlType weight);
-RowsDotFn avx512vnni_rows_dot(GgmlType weight);
+RowsKernel avx2_rows_dot(GgmlType weight);
+RowsKernel avx512vnni_rows_dot(GgmlType weight);
 
 }  // namespace tessera::x86

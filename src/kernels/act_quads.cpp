@@ -1,0 +1,77 @@
+// Builds the ActQuad / ActQuadQ8_1 pair rows from Q8_0 / Q8_1 blocks (plain
+// C++: it runs once per token and matmul, not per weight row).
+#include "kernels/act_quads.h"
+
+#include <cstring>
+
+#include "core/check.h"
+#include "tensor/fp16.h"
+#include "tensor/quant_blocks.h"
+
+namespace tessera {
+namespace {
+
+// First lane of block k of a quad in the lane order (a a c c b b d d).
+constexpr int kLaneOfBlock[kQuadBlocks] = {0, 4, 2, 6};
+
+// Block k's elements 8j..8j+7 into qs[j], at its lane pair's bytes.
+template <class Quad>
+void put_bytes(const int8_t* qs, int k, Quad& a) {
+    for (int j = 0; j < 4; ++j) std::memcpy(a.qs[j] + 4 * kLaneOfBlock[k], qs + 8 * j, 8);
+}
+
+void put_q8_0(const BlockQ8_0& b, int k, ActQuad& a) {
+    put_bytes(b.qs, k, a);
+    for (int half = 0; half < 2; ++half) {  // lane 2s covers elements 8j+0..3, lane 2s+1 8j+4..7
+        int32_t sum = 0;
+        for (int j = 0; j < 4; ++j) {
+            for (int e = 0; e < 4; ++e) sum += b.qs[8 * j + 4 * half + e];
+        }
+        a.neg8[kLaneOfBlock[k] + half] = -8 * sum;
+        a.neg128[kLaneOfBlock[k] + half] = -128 * sum;
+    }
+    const float d = fp16_to_fp32(b.d);
+    a.d[kLaneOfBlock[k]] = d;
+    a.d[kLaneOfBlock[k] + 1] = d;
+}
+
+void put_q8_1(const BlockQ8_1& b, int k, ActQuadQ8_1& a) {
+    put_bytes(b.qs, k, a);
+    const float d = fp16_to_fp32(b.d);
+    a.d[kLaneOfBlock[k]] = d;
+    a.d[kLaneOfBlock[k] + 1] = d;
+    a.s[kLaneOfBlock[k]] = fp16_to_fp32(b.s);
+}
+
+template <class Block, class Quad, void (*kPut)(const Block&, int, Quad&)>
+void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
+    const auto* y = reinterpret_cast<const Block*>(q_row);
+    for (int64_t q = 0; q * kQuadBlocks < nb; ++q) {
+        Quad a{};  // zero: blocks past the row end contribute nothing
+        for (int k = 0; k < kQuadBlocks && q * kQuadBlocks + k < nb; ++k) kPut(y[q * kQuadBlocks + k], k, a);
+        uint8_t* pair = out + static_cast<size_t>(q) * 2 * sizeof(Quad);
+        for (size_t f = 0; f < sizeof(Quad); f += kQuadField) {
+            std::memcpy(pair + 2 * f + kQuadField * half, reinterpret_cast<const uint8_t*>(&a) + f, kQuadField);
+        }
+    }
+}
+
+}  // namespace
+
+size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
+    TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
+    const size_t quads = static_cast<size_t>((n / kQK + kQuadBlocks - 1) / kQuadBlocks);
+    return 2 * quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1));
+}
+
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out) {
+    TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
+    if (act == GgmlType::Q8_0) {
+        prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out);
+    } else {
+        TS_CHECK(act == GgmlType::Q8_1);
+        prepare<BlockQ8_1, ActQuadQ8_1, put_q8_1>(n / kQK, q_row, half, out);
+    }
+}
+
+}  // namespace tessera

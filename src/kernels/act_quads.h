@@ -1,0 +1,52 @@
+// Q8_0 / Q8_1 activation rows re-laid out for the tiled Q4_0, Q8_0 and Q4_1
+// kernels, once per matmul: everything those kernels would otherwise
+// recompute per weight row (byte shuffles, offset sums, fp16 scales) is done
+// here, once per token.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/ggml_type.h"
+
+namespace tessera {
+
+inline constexpr int kQuadBlocks = 4;
+
+// Four Q8_0 blocks a, b, c, d (missing ones at the end of a row are zero).
+// qs[j] holds elements 8j..8j+7 of the blocks in the order a, c, b, d, so an
+// int32 lane of byte dots over qs[0..3] sums 16 elements of one block, two
+// lanes per block in the order (a a c c b b d d).
+struct ActQuad {
+    int8_t qs[4][32];
+    int32_t neg8[8];    // per lane: -8 * the sum of the 16 elements it covers
+    int32_t neg128[8];  // the same times 128 (unsigned-offset Q8_0 weights)
+    float d[8];         // block scales in the order (a a c c b b d d)
+};
+static_assert(sizeof(ActQuad) == 224);
+
+// Four Q8_1 blocks for Q4_1 weights (unsigned, so no offset sums); s holds
+// each block's d * sum(qs) in its first lane of (a a c c b b d d), 0 in the
+// second, for the min term m_x * s_y.
+struct ActQuadQ8_1 {
+    int8_t qs[4][32];
+    float d[8];
+    float s[8];
+};
+static_assert(sizeof(ActQuadQ8_1) == 192);
+
+// Prepared rows come in token pairs: in the row of tokens 2i and 2i+1 each
+// 32-byte field of a quad of token 2i is followed by the same field of token
+// 2i+1, so one 512-bit load fetches a field for both tokens.
+inline constexpr size_t kQuadField = 32;
+static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadField == 0);
+
+// Bytes of one prepared pair row for rows of n elements (n a multiple of 32)
+// quantized to `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1).
+size_t act_quad_pairs_bytes(GgmlType act, int64_t n);
+
+// Writes token `half` (0 or 1) of the pair row `out` from q_row, its n
+// elements as `act` blocks.
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out);
+
+}  // namespace tessera

@@ -1,0 +1,75 @@
+// AVX2 body of avx2_quantize_act: per block amax, d = amax / 127, and
+// round-half-to-even of x * (127 / amax), exactly as the scalar quantizer.
+#include "kernels/cpu/act_quantize_x86.h"
+
+#include "core/check.h"
+#include "tensor/fp16.h"
+#include "tensor/quant_blocks.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+namespace tessera::x86 {
+namespace {
+
+// Quantizes 32 floats into qs; returns d and the sum of the quantized values.
+float quantize_block(const float* x, int8_t* qs, int* sum) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 v[4], amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+        v[k] = _mm256_loadu_ps(x + 8 * k);
+        // max(|x|, acc) keeps acc when x is NaN, like the scalar std::max.
+        amax = _mm256_max_ps(_mm256_andnot_ps(sign, v[k]), amax);
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float a = _mm_cvtss_f32(m);
+    const float d = a / 127.0f;
+    const __m256 id = _mm256_set1_ps(a != 0.0f ? 127.0f / a : 0.0f);
+    __m256i q[4];  // round to nearest even: the default MXCSR mode, as nearbyint
+    for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], id));
+    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+    *sum = _mm_cvtsi128_si32(s4);
+    // |q| <= 127, so the saturating packs are exact; they interleave 128-bit
+    // lanes, which the permute undoes.
+    const __m256i p16a = _mm256_packs_epi32(q[0], q[1]), p16b = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b),
+                                                   _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), p8);
+    return d;
+}
+
+}  // namespace
+
+void avx2_quantize_act(GgmlType act_type, const float* x, uint8_t* dst, int64_t n) {
+    TS_CHECK(n % kQK == 0);
+    const int64_t nb = n / kQK;
+    int sum = 0;
+    if (act_type == GgmlType::Q8_0) {
+        auto* y = reinterpret_cast<BlockQ8_0*>(dst);
+        for (int64_t i = 0; i < nb; ++i) y[i].d = fp32_to_fp16(quantize_block(x + i * kQK, y[i].qs, &sum));
+        return;
+    }
+    TS_CHECK(act_type == GgmlType::Q8_1);
+    auto* y = reinterpret_cast<BlockQ8_1*>(dst);
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = quantize_block(x + i * kQK, y[i].qs, &sum);
+        y[i].d = fp32_to_fp16(d);
+        y[i].s = fp32_to_fp16(d * static_cast<float>(sum));
+    }
+}
+
+}  // namespace tessera::x86
+#pragma GCC pop_options
+#else
+namespace tessera::x86 {
+void avx2_quantize_act(GgmlType, const float*, uint8_t*, int64_t) { TS_CHECK_MSG(false, "x86 only"); }
+}  // namespace tessera::x86
+#endif

@@ -1,0 +1,360 @@
+// Tiled Q4_0, Q8_0 and Q4_1 kernels over activations prepared as ActQuads
+// (kernels/act_quads.h). A step covers four blocks of a row: the weight bytes
+// are arranged like ActQuad::qs (8 elements of each block per vector, blocks
+// in lane pairs a a c c b b d d), so four chained byte dots leave two int32
+// lanes per block and a single convert, scale multiply and FMA follow, where
+// a block at a time needed one each per block. Every output walks its row in
+// the same steps whatever tile it is in, and the AVX2 and VNNI lane sums are
+// equal integers, so results are bit-identical across tiles and levels.
+// Included after dot_rows_x86_body.h, same namespace.
+
+template <class Block>
+inline constexpr bool kIsQ4_1 = std::is_same_v<Block, BlockQ4_1>;
+template <class Block>
+inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
+// The prepared activation layout a weight format reads.
+template <class Block>
+using ActQuadOf = std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, ActQuad>;
+
+// A row's side of one step: bytes in ActQuad::qs order, and the four block
+// scales (and Q4_1 minimums) in the lane order a a c c b b d d.
+struct WeightQuad {
+    __m256i q[4];
+    __m256 d, m;
+};
+
+// Four packed fp16 scales (a, b, c, d) -> (a a c c b b d d).
+inline __m256 quad_scales(uint64_t h4) {
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h4)));
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
+}
+
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+// [p | q] from two 16-byte halves; an absent one (past the row end) is zero.
+inline __m256i join(const void* p, const void* q) {
+    if (p == nullptr) return _mm256_setzero_si256();
+    const __m256i lo = _mm256_zextsi128_si256(load128(p));
+    return q != nullptr ? _mm256_inserti128_si256(lo, load128(q), 1) : lo;
+}
+
+// Blocks x[0..NB) of a row, NB <= 4; missing blocks are zero bytes and zero
+// scales (their activations are zero too, so they add exact zeros).
+template <int NB, class Block>
+inline WeightQuad load_weight_quad(const Block* x) {
+    WeightQuad w;
+    uint64_t h = 0, hm = 0;
+    for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
+    w.d = quad_scales(h);
+    if constexpr (kIsQ4_1<Block>) {
+        for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
+        w.m = quad_scales(hm);
+    }
+    auto qs = [&](int k, int off) -> const void* { return k < NB ? x[k].qs + off : nullptr; };
+    if constexpr (kNibbles<Block>) {
+        // Bytes 0..7 of every block hold elements 0..7 (low nibbles) and
+        // 16..23 (high), bytes 8..15 elements 8..15 and 24..31.
+        const __m256i ab = join(qs(0, 0), qs(1, 0)), cd = join(qs(2, 0), qs(3, 0));
+        const __m256i b07 = _mm256_unpacklo_epi64(ab, cd), b8f = _mm256_unpackhi_epi64(ab, cd);
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        w.q[0] = _mm256_and_si256(b07, m4);  // 0..15; Q4_0's -8 is in ActQuad::neg8
+        w.q[1] = _mm256_and_si256(b8f, m4);
+        w.q[2] = _mm256_and_si256(_mm256_srli_epi16(b07, 4), m4);
+        w.q[3] = _mm256_and_si256(_mm256_srli_epi16(b8f, 4), m4);
+    } else {
+        for (int h16 = 0; h16 < 2; ++h16) {
+            const __m256i ab = join(qs(0, 16 * h16), qs(1, 16 * h16)), cd = join(qs(2, 16 * h16), qs(3, 16 * h16));
+            w.q[2 * h16] = _mm256_unpacklo_epi64(ab, cd);
+            w.q[2 * h16 + 1] = _mm256_unpackhi_epi64(ab, cd);
+        }
+        if constexpr (kVnni) {  // w + 128 as unsigned bytes; ActQuad::neg128 takes the 128 back out
+            for (__m256i& v : w.q) v = _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80)));
+        }
+    }
+    return w;
+}
+
+// One step's activations of a token, loaded once and used for every row.
+struct ActRegs {
+    __m256i q[4], base;
+    __m256 d, s;
+};
+
+// Field `off` (a byte offset into ActQuad / ActQuadQ8_1) of a quad in a pair
+// row: `quad` points at the token's half (pair + 32 * half) of that quad.
+inline const uint8_t* quad_field(const uint8_t* quad, size_t off) { return quad + 2 * off; }
+
+template <class Block>
+inline ActRegs load_act_regs(const uint8_t* quad) {
+    using Q = ActQuadOf<Block>;
+    ActRegs r;
+    for (int j = 0; j < 4; ++j) r.q[j] = load256(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
+    if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
+        r.base = _mm256_setzero_si256();
+        r.s = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(quad, offsetof(Q, s))));
+    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        r.base = load256(quad_field(quad, offsetof(Q, neg8)));
+    } else {  // AVX2 multiplies signed bytes directly and needs no offset
+        r.base = kVnni ? load256(quad_field(quad, offsetof(Q, neg128))) : _mm256_setzero_si256();
+    }
+    r.d = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(quad, offsetof(Q, d))));
+    return r;
+}
+
+// The prepared quads of NT tokens (act: pair rows, see dot_kernels.h):
+// token t's half of quad iq is at tok[t] + iq * step.
+template <class Block, int NT>
+struct ActTokens {
+    static constexpr size_t step = 2 * sizeof(ActQuadOf<Block>);
+    const uint8_t* tok[NT];
+    ActTokens(const uint8_t* act, size_t stride) {
+        for (int t = 0; t < NT; ++t) tok[t] = act + static_cast<size_t>(t / 2) * stride + kQuadField * (t % 2);
+    }
+    const uint8_t* quad(int t, int64_t iq) const { return tok[t] + iq * step; }
+};
+
+// Exact int32 lane sums of w * y over the step (two lanes per block).
+template <class Block>
+inline __m256i quad_dot(const WeightQuad& w, const ActRegs& a) {
+    if constexpr (kVnni) {
+        __m256i acc = a.base;
+        for (int j = 0; j < 4; ++j) acc = _mm256_dpbusd_epi32(acc, w.q[j], a.q[j]);
+        return acc;
+    } else if constexpr (kNibbles<Block>) {  // u <= 15: four maddubs sums fit in int16
+        __m256i s16 = _mm256_maddubs_epi16(w.q[0], a.q[0]);
+        for (int j = 1; j < 4; ++j) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w.q[j], a.q[j]));
+        return _mm256_add_epi32(a.base, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+    } else {  // signed x signed through |w| and sign(y, w)
+        __m256i acc = a.base;
+        for (int j = 0; j < 4; ++j) {
+            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w.q[j], w.q[j]), _mm256_sign_epi8(a.q[j], w.q[j]));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+        }
+        return acc;
+    }
+}
+
+// acc += the four blocks' dot of one row and one token (for Q4_1 first the
+// min terms m_x * s_y, one lane per block).
+template <class Block>
+inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
+    const __m256i q = quad_dot<Block>(w, a);
+    if constexpr (kIsQ4_1<Block>) acc = _mm256_fmadd_ps(w.m, a.s, acc);
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(w.d, a.d), _mm256_cvtepi32_ps(q), acc);
+}
+
+// One step (blocks ib..ib+NB) of an NR x NT tile. With several tokens the
+// rows' weight quads are unpacked into registers first and each token's
+// activations loaded once for all NR rows (the load ports, not the ALUs,
+// bound a wide tile); with one token the activations stay in registers and
+// the rows stream past them.
+template <int NR, int NT, int NB, class Block>
+inline void quad_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
+                      __m256 (&acc)[NR][NT]) {
+    if constexpr (NT == 1) {
+        const ActRegs a = load_act_regs<Block>(y.quad(0, ib / kQuadBlocks));
+        for (int r = 0; r < NR; ++r) quad_fma<Block>(load_weight_quad<NB>(x[r] + ib), a, acc[r][0]);
+    } else {
+        WeightQuad wq[NR];
+        for (int r = 0; r < NR; ++r) wq[r] = load_weight_quad<NB>(x[r] + ib);
+        for (int t = 0; t < NT; ++t) {
+            const ActRegs a = load_act_regs<Block>(y.quad(t, ib / kQuadBlocks));
+            for (int r = 0; r < NR; ++r) quad_fma<Block>(wq[r], a, acc[r][t]);
+        }
+    }
+}
+
+template <int NR, int NT, class Block>
+void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+               size_t out_stride) {
+    const Block* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+    const ActTokens<Block, NT> y(act, stride);
+    __m256 acc[NR][NT];
+    for (int r = 0; r < NR; ++r) {
+        for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    int64_t ib = 0;
+    for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib);
+        quad_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
+    }
+    switch (nb - ib) {
+        case 1: quad_step<NR, NT, 1>(x, y, ib, acc); break;
+        case 2: quad_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 3: quad_step<NR, NT, 3>(x, y, ib, acc); break;
+        default: break;
+    }
+    for (int t = 0; t < NT; ++t) {
+        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]);
+    }
+}
+
+// AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
+// second), each half doing exactly the 256-bit arithmetic above, so results
+// are unchanged. A 512-bit byte dot issues as fast as a 256-bit one here
+// (measured), so this doubles the multiply-adds per instruction; the pair
+// rows give both tokens' fields in one load, and the weight quads are
+// broadcast to both halves once per step.
+template <class Block>
+struct PairRegs {
+    __m512i q[4], base;
+    __m512 d, s;
+};
+
+// Templates, like everything 512-bit here, so the AVX2 build never
+// compiles them.
+template <bool kOn = kVnni>
+inline __m512i both_halves(__m256i v) {
+    return _mm512_broadcast_i64x4(v);
+}
+template <bool kOn = kVnni>
+inline __m512 both_halves(__m256 v) {
+    return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(v)));
+}
+template <bool kOn = kVnni>
+inline __m256 upper_half(__m512 v) {
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+template <bool kOn = kVnni>
+inline __m512i load512(const void* p) {
+    return _mm512_loadu_si512(p);
+}
+
+// Both tokens' fields of a quad of a pair row (`quad` at its first half).
+template <class Block>
+inline PairRegs<Block> load_pair_regs(const uint8_t* quad) {
+    using Q = ActQuadOf<Block>;
+    PairRegs<Block> p;
+    for (int j = 0; j < 4; ++j) p.q[j] = load512(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
+    if constexpr (kIsQ4_1<Block>) {
+        p.base = _mm512_setzero_si512();
+        p.s = _mm512_loadu_ps(quad_field(quad, offsetof(Q, s)));
+    } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+        p.base = load512(quad_field(quad, offsetof(Q, neg8)));
+    } else {
+        p.base = load512(quad_field(quad, offsetof(Q, neg128)));
+    }
+    p.d = _mm512_loadu_ps(quad_field(quad, offsetof(Q, d)));
+    return p;
+}
+
+// quad_fma for two tokens; wq, wd, wm hold the row's WeightQuad in both halves.
+template <class Block>
+inline void pair_fma(const __m512i (&wq)[4], __m512 wd, __m512 wm, const PairRegs<Block>& a, __m512& acc) {
+    __m512i q = a.base;
+    for (int j = 0; j < 4; ++j) q = _mm512_dpbusd_epi32(q, wq[j], a.q[j]);
+    if constexpr (kIsQ4_1<Block>) acc = _mm512_fmadd_ps(wm, a.s, acc);
+    acc = _mm512_fmadd_ps(_mm512_mul_ps(wd, a.d), _mm512_cvtepi32_ps(q), acc);
+}
+
+template <int NR, int NT, int NB, class Block>
+inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
+                      __m512 (&acc)[NR][(NT + 1) / 2]) {
+    __m512i wq[NR][4];
+    __m512 wd[NR], wm[NR];
+    WeightQuad w[NR];
+    for (int r = 0; r < NR; ++r) {
+        w[r] = load_weight_quad<NB>(x[r] + ib);
+        for (int j = 0; j < 4; ++j) wq[r][j] = both_halves(w[r].q[j]);
+        wd[r] = both_halves(w[r].d);
+        wm[r] = kIsQ4_1<Block> ? both_halves(w[r].m) : wd[r];
+    }
+    const int64_t iq = ib / kQuadBlocks;
+    for (int p = 0; p < NT / 2; ++p) {
+        const PairRegs<Block> a = load_pair_regs<Block>(y.quad(2 * p, iq));
+        for (int r = 0; r < NR; ++r) pair_fma<Block>(wq[r], wd[r], wm[r], a, acc[r][p]);
+    }
+    if constexpr (NT % 2 == 1) {  // the odd token in the lower half alone
+        const ActRegs a = load_act_regs<Block>(y.quad(NT - 1, iq));
+        for (int r = 0; r < NR; ++r) {
+            __m256 lo = _mm512_castps512_ps256(acc[r][NT / 2]);
+            quad_fma<Block>(w[r], a, lo);
+            acc[r][NT / 2] = _mm512_zextps256_ps512(lo);
+        }
+    }
+}
+
+template <int NR, int NT, class Block>
+void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+               size_t out_stride) {
+    const Block* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+    const ActTokens<Block, NT> y(act, stride);
+    constexpr int kPairs = (NT + 1) / 2;
+    __m512 acc[NR][kPairs];
+    for (int r = 0; r < NR; ++r) {
+        for (int p = 0; p < kPairs; ++p) acc[r][p] = _mm512_setzero_ps();
+    }
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    int64_t ib = 0;
+    for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib);
+        pair_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
+    }
+    switch (nb - ib) {
+        case 1: pair_step<NR, NT, 1>(x, y, ib, acc); break;
+        case 2: pair_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
+        default: break;
+    }
+    for (int t = 0; t < NT; ++t) {
+        for (int r = 0; r < NR; ++r) {
+            const __m512 v = acc[r][t / 2];
+            out[t * out_stride + r] = hsum_ps(t % 2 == 0 ? _mm512_castps512_ps256(v) : upper_half(v));
+        }
+    }
+}
+
+// Splits a tile into shapes whose weight quads, one token's activations and
+// accumulators fit the register file: with AVX-512's 32 registers 4 rows for
+// one token (decode) or 2 rows x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
+template <int NR, int NT, class Block>
+void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
+    if constexpr (NR > kRows) {
+        quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
+        quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
+    } else if constexpr (NT > kToks) {
+        quad_tile<NR, kToks, Block>(nb, w, ws, a, as, o, os);
+        static_assert(kToks % 2 == 0);  // a pair row holds two tokens
+        quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
+    } else if constexpr (kVnni && NT >= 2) {
+        pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    } else {
+        quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    }
+}
+
+template <int NR, int NT>
+struct Q4_0Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q8_0Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q4_1Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ4_1>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+
+// One weight row against quantized activation rows (`act` format), for the
+// MultiDotFn contract (tests and the reference checks; the matmul calls the
+// tiled kernel on rows it prepared once). Allocates: off the hot path.
+template <template <int, int> class Tile, GgmlType kAct>
+void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
+    const size_t qb = act_quad_pairs_bytes(kAct, n);
+    std::vector<uint8_t> quads(qb * static_cast<size_t>((n_act + 1) / 2));
+    for (int t = 0; t < n_act; ++t) {
+        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, t % 2, quads.data() + t / 2 * qb);
+    }
+    rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
+}

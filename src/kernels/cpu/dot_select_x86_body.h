@@ -1,0 +1,24 @@
+// Kernel tables of one x86 level: which body serves which weight format.
+// Included last, after the kernel bodies, inside the level's namespace.
+
+inline RowsKernel select_rows_kernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::Q4_0: return {rows_dot<Q4_0Quads>, ActLayout::Quads};
+        case GgmlType::Q4_1: return {rows_dot<Q4_1Quads>, ActLayout::Quads};
+        case GgmlType::Q8_0: return {rows_dot<Q8_0Quads>, ActLayout::Quads};
+        default: return {};
+    }
+}
+
+inline MultiDotFn select_kernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::Q4_0: return one_row_quads_dot<Q4_0Quads, GgmlType::Q8_0>;
+        case GgmlType::Q4_1: return one_row_quads_dot<Q4_1Quads, GgmlType::Q8_1>;
+        case GgmlType::Q8_0: return one_row_quads_dot<Q8_0Quads, GgmlType::Q8_0>;
+        case GgmlType::Q4_K: return multi_dot<Q4_KTile>;
+        case GgmlType::Q6_K: return multi_dot<Q6_KTile>;
+        case GgmlType::F32: return multi_dot<F32Tile>;
+        case GgmlType::F16: return multi_dot<F16Tile>;
+        default: return nullptr;
+    }
+}
