@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the C++ unit tests (CTest), the same
 # unit tests under AddressSanitizer + UBSan, a short run of each libFuzzer
-# target (docs/RELIABILITY.md), and the end-to-end tests (pytest).
+# target (docs/RELIABILITY.md), and the end-to-end tests (pytest) against the
+# Release server and again against the ASan+UBSan one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,3 +48,10 @@ done
 
 echo "== end-to-end tests =="
 python3 -m pytest -q tests/e2e
+
+# Every server and CLI process of the suite runs sanitized: a report aborts
+# it, a leak at exit makes its exit status non-zero, and the tests check both.
+# The soak's RSS bound means nothing under ASan's allocator, so it is left out.
+echo "== end-to-end tests against the ASan+UBSan build =="
+TESSERA_BIN="$(pwd)/build-asan/tessera" ASAN_OPTIONS=detect_leaks=1 \
+  python3 -m pytest -q tests/e2e --deselect tests/e2e/test_reliability_soak.py
