@@ -15,13 +15,12 @@ namespace {
 constexpr int kLaneOfBlock[kQuadBlocks] = {0, 4, 2, 6};
 
 // Block k's elements 8j..8j+7 into qs[j], at its lane pair's bytes.
-template <class Quad>
-void put_bytes(const int8_t* qs, int k, Quad& a) {
-    for (int j = 0; j < 4; ++j) std::memcpy(a.qs[j] + 4 * kLaneOfBlock[k], qs + 8 * j, 8);
+void put_bytes(const int8_t* qs, int k, int8_t (&out)[4][32]) {
+    for (int j = 0; j < 4; ++j) std::memcpy(out[j] + 4 * kLaneOfBlock[k], qs + 8 * j, 8);
 }
 
 void put_q8_0(const BlockQ8_0& b, int k, ActQuad& a) {
-    put_bytes(b.qs, k, a);
+    put_bytes(b.qs, k, a.qs);
     for (int half = 0; half < 2; ++half) {  // lane 2s covers elements 8j+0..3, lane 2s+1 8j+4..7
         int32_t sum = 0;
         for (int j = 0; j < 4; ++j) {
@@ -36,7 +35,7 @@ void put_q8_0(const BlockQ8_0& b, int k, ActQuad& a) {
 }
 
 void put_q8_1(const BlockQ8_1& b, int k, ActQuadQ8_1& a) {
-    put_bytes(b.qs, k, a);
+    put_bytes(b.qs, k, a.qs);
     const float d = fp16_to_fp32(b.d);
     a.d[kLaneOfBlock[k]] = d;
     a.d[kLaneOfBlock[k] + 1] = d;
