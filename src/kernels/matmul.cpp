@@ -1,7 +1,7 @@
-// Tiled, threaded matmul over the dot kernels. Work is cut into tasks of
-// kRowTile weight rows x kTokBlock tokens, handed out through an atomic
-// counter (robust to busy cores); inside a task the dot kernels work on
-// register tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
+// Tiled, threaded matmul over the dot kernels. Work is cut into tasks of a
+// multiple of kRowTile weight rows x kTokBlock tokens, handed out through an
+// atomic counter (robust to busy cores); inside a task the dot kernels work
+// on register tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -21,6 +21,21 @@ constexpr int64_t kTokBlock = 10 * kMaxDotTokens;
 // Tiles start at even tokens, as the ActQuad pair rows need.
 static_assert(kTokBlock % 2 == 0 && kMaxDotTokens % 2 == 0);
 constexpr int64_t kParallelQuantizeMinTokens = 8;
+// Tasks per thread a matrix is cut into, at least. More balance the load on
+// busy cores; fewer mean fewer fetches of the shared counter (its cache line
+// moves between cores on each) and longer runs of consecutive rows for each
+// core's prefetcher. Decode (one token block) was cut into 16-row tasks
+// before, thousands per token, and ran slower on two threads than on one.
+constexpr int64_t kTasksPerThread = 8;
+
+// Rows per task: a multiple of kRowTile (so register tiles stay aligned and
+// every output is computed the same way), large enough that the matrix still
+// gives each thread kTasksPerThread tasks over all token blocks.
+int64_t rows_per_task(int64_t rows, int64_t n_tok_blocks, int n_threads) {
+    const int64_t wanted_row_tasks = std::max<int64_t>(1, kTasksPerThread * n_threads / n_tok_blocks);
+    const int64_t tiles = (rows + kRowTile - 1) / kRowTile;
+    return kRowTile * std::max<int64_t>(1, tiles / wanted_row_tasks);
+}
 
 // One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that
 // share the (already quantized) input.
@@ -29,6 +44,7 @@ struct MatmulPart {
     float* y;
     MultiDotFn dot;
     RowsKernel rows;  // fn nullptr: row by row through `dot`
+    int64_t task_rows;  // weight rows per task
     int64_t n_row_tiles;
     int64_t first_task;
 };
@@ -52,7 +68,7 @@ void run_task(const MatmulJob& job, int64_t task) {
     const WeightMatrix& w = *part.w;
     task -= part.first_task;
     const int64_t tok_block = task / part.n_row_tiles, row_tile = task % part.n_row_tiles;
-    const int64_t r0 = row_tile * kRowTile, r1 = std::min(w.rows, r0 + kRowTile);
+    const int64_t r0 = row_tile * part.task_rows, r1 = std::min(w.rows, r0 + part.task_rows);
     const int64_t t0 = tok_block * kTokBlock, t1 = std::min(job.n_tok, t0 + kTokBlock);
     float out[kMaxDotTokens];
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
@@ -157,7 +173,8 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         part.dot = find_multi_dot(o.w->type, level);
         part.rows = find_rows_dot(o.w->type, level);
         quads = quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads);
-        part.n_row_tiles = (o.w->rows + kRowTile - 1) / kRowTile;
+        part.task_rows = rows_per_task(o.w->rows, n_tok_blocks, pool.size());
+        part.n_row_tiles = (o.w->rows + part.task_rows - 1) / part.task_rows;
         part.first_task = job.n_tasks;
         job.n_tasks += part.n_row_tiles * n_tok_blocks;
     }
