@@ -6,29 +6,49 @@
 // Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
 // tensor/kv_type.h.
 
-// Scores of one query row against n key rows (row j at k + j * row_bytes);
-// keys go four at a time so four dot products are in flight.
-template <class KL>
-inline void block_scores(const float* q, const uint8_t* k, int64_t row_bytes, int n, int hd, float scale,
-                         float* scores) {
+// Query rows (heads of one GQA group at one token) are processed R at a time
+// so each K/V element is loaded and converted once per tile, not once per
+// row: conversion and load ports, not FMAs, bound the one-row form. Every
+// row's arithmetic (FMA order per key, reduction tree) is the same as a tile
+// of one, so results do not depend on the tile.
+constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
+constexpr int kTileRows = Ops::W == 16 ? 4 : 2;
+constexpr int kAccRegs = kRegs / 2;  // accumulators of the V pass
+
+// scores[r][j] = q[r] . k_j * scale for the R rows and n key rows (row j at
+// k + j * row_bytes); keys go four at a time so 4R dot products are in flight.
+template <class KL, int R>
+inline void tile_scores(const float* const* q, const uint8_t* k, int64_t row_bytes, int n, int hd, float scale,
+                        float* const* scores) {
     int j = 0;
     for (; j + 4 <= n; j += 4) {
         const uint8_t* k0 = k + j * row_bytes;
-        typename Ops::V a0 = Ops::zero(), a1 = Ops::zero(), a2 = Ops::zero(), a3 = Ops::zero();
+        typename Ops::V a[R][4];
+        for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = Ops::zero();
         for (int c = 0; c < hd; c += Ops::W) {
-            const typename Ops::V qv = Ops::load(q + c);
-            a0 = Ops::fmadd(qv, KL::load(k0, c), a0);
-            a1 = Ops::fmadd(qv, KL::load(k0 + row_bytes, c), a1);
-            a2 = Ops::fmadd(qv, KL::load(k0 + 2 * row_bytes, c), a2);
-            a3 = Ops::fmadd(qv, KL::load(k0 + 3 * row_bytes, c), a3);
+            const typename Ops::V kv0 = KL::load(k0, c), kv1 = KL::load(k0 + row_bytes, c),
+                                  kv2 = KL::load(k0 + 2 * row_bytes, c), kv3 = KL::load(k0 + 3 * row_bytes, c);
+            for (int r = 0; r < R; ++r) {
+                const typename Ops::V qv = Ops::load(q[r] + c);
+                a[r][0] = Ops::fmadd(qv, kv0, a[r][0]);
+                a[r][1] = Ops::fmadd(qv, kv1, a[r][1]);
+                a[r][2] = Ops::fmadd(qv, kv2, a[r][2]);
+                a[r][3] = Ops::fmadd(qv, kv3, a[r][3]);
+            }
         }
-        _mm_storeu_ps(scores + j, _mm_mul_ps(Ops::hsum4(a0, a1, a2, a3), _mm_set1_ps(scale)));
+        for (int r = 0; r < R; ++r) {
+            _mm_storeu_ps(scores[r] + j, _mm_mul_ps(Ops::hsum4(a[r][0], a[r][1], a[r][2], a[r][3]), _mm_set1_ps(scale)));
+        }
     }
     for (; j < n; ++j) {
         const uint8_t* kj = k + j * row_bytes;
-        typename Ops::V a = Ops::zero();
-        for (int c = 0; c < hd; c += Ops::W) a = Ops::fmadd(Ops::load(q + c), KL::load(kj, c), a);
-        scores[j] = Ops::hsum(a) * scale;
+        typename Ops::V a[R];
+        for (int r = 0; r < R; ++r) a[r] = Ops::zero();
+        for (int c = 0; c < hd; c += Ops::W) {
+            const typename Ops::V kv = KL::load(kj, c);
+            for (int r = 0; r < R; ++r) a[r] = Ops::fmadd(Ops::load(q[r] + c), kv, a[r]);
+        }
+        for (int r = 0; r < R; ++r) scores[r][j] = Ops::hsum(a[r]) * scale;
     }
 }
 
@@ -51,43 +71,81 @@ inline float exp_and_sum(float* scores, int n, float max) {
     return total;
 }
 
-// acc[0, NC*W) = acc * corr + sum_j p[j] * v_j with the NC vector chunks of
-// the row in registers at once: NC independent FMA chains instead of one
-// chain per chunk (the latency-bound form that dominated long contexts).
-template <class VL, int NC>
-inline void accumulate_v(float* acc, const uint8_t* v, int64_t row_bytes, const float* p, int n, float corr) {
-    typename Ops::V a[NC];
-    const typename Ops::V cv = Ops::set1(corr);
-    for (int c = 0; c < NC; ++c) a[c] = Ops::mul(Ops::load(acc + c * Ops::W), cv);
+// acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j over the vector chunks
+// [c0, c0 + NC) of the rows: R x NC independent FMA chains, each V chunk
+// loaded once for the R rows.
+template <class VL, int R, int NC>
+inline void accumulate_part(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
+                            const float* corr, int c0) {
+    typename Ops::V a[R][NC];
+    for (int r = 0; r < R; ++r) {
+        const typename Ops::V cv = Ops::set1(corr[r]);
+        for (int c = 0; c < NC; ++c) a[r][c] = Ops::mul(Ops::load(acc[r] + (c0 + c) * Ops::W), cv);
+    }
     for (int j = 0; j < n; ++j) {
-        const typename Ops::V pj = Ops::set1(p[j]);
+        typename Ops::V pj[R];
+        for (int r = 0; r < R; ++r) pj[r] = Ops::set1(p[r][j]);
         const uint8_t* vj = v + j * row_bytes;
-        for (int c = 0; c < NC; ++c) a[c] = Ops::fmadd(pj, VL::load(vj, c * Ops::W), a[c]);
+        for (int c = 0; c < NC; ++c) {
+            const typename Ops::V vc = VL::load(vj, (c0 + c) * Ops::W);
+            for (int r = 0; r < R; ++r) a[r][c] = Ops::fmadd(pj[r], vc, a[r][c]);
+        }
     }
-    for (int c = 0; c < NC; ++c) Ops::store(acc + c * Ops::W, a[c]);
-}
-
-// Any width: chunk by chunk (same arithmetic per element as above).
-template <class VL>
-inline void accumulate_v_any(float* acc, const uint8_t* v, int64_t row_bytes, const float* p, int n, float corr,
-                             int hd) {
-    const typename Ops::V cv = Ops::set1(corr);
-    for (int c = 0; c < hd; c += Ops::W) {
-        typename Ops::V a = Ops::mul(Ops::load(acc + c), cv);
-        for (int j = 0; j < n; ++j) a = Ops::fmadd(Ops::set1(p[j]), VL::load(v + j * row_bytes, c), a);
-        Ops::store(acc + c, a);
+    for (int r = 0; r < R; ++r) {
+        for (int c = 0; c < NC; ++c) Ops::store(acc[r] + (c0 + c) * Ops::W, a[r][c]);
     }
 }
 
-template <class VL>
-inline void accumulate(float* acc, const uint8_t* v, int64_t row_bytes, const float* p, int n, float corr, int hd) {
+template <class VL, int R, int NC>
+inline void accumulate_rows(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
+                            const float* corr) {
+    if constexpr (R * NC <= kAccRegs) {
+        accumulate_part<VL, R, NC>(acc, v, row_bytes, p, n, corr, 0);
+    } else {
+        // Too many accumulators for the tile: row by row, still each whole
+        // row in one pass (two half-row passes over the V rows stream them
+        // from memory twice as slowly at long contexts).
+        for (int r = 0; r < R; ++r) accumulate_part<VL, 1, NC>(acc + r, v, row_bytes, p + r, n, corr + r, 0);
+    }
+}
+
+// The row width in one pass: NC = hd / W chunks of accumulators per row.
+template <class VL, int R>
+inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
+                            const float* corr, int hd) {
     switch (hd / Ops::W) {
-        case 1: accumulate_v<VL, 1>(acc, v, row_bytes, p, n, corr); return;
-        case 2: accumulate_v<VL, 2>(acc, v, row_bytes, p, n, corr); return;
-        case 4: accumulate_v<VL, 4>(acc, v, row_bytes, p, n, corr); return;
-        case 8: accumulate_v<VL, 8>(acc, v, row_bytes, p, n, corr); return;
-        default: accumulate_v_any<VL>(acc, v, row_bytes, p, n, corr, hd); return;
+        case 1: accumulate_rows<VL, R, 1>(acc, v, row_bytes, p, n, corr); return;
+        case 2: accumulate_rows<VL, R, 2>(acc, v, row_bytes, p, n, corr); return;
+        case 4: accumulate_rows<VL, R, 4>(acc, v, row_bytes, p, n, corr); return;
+        case 8: accumulate_rows<VL, R, 8>(acc, v, row_bytes, p, n, corr); return;
+        default:  // other widths: one chunk at a time, row by row
+            for (int r = 0; r < R; ++r) {
+                for (int c0 = 0; c0 < hd / Ops::W; ++c0) {
+                    accumulate_part<VL, 1, 1>(acc + r, v, row_bytes, p + r, n, corr + r, c0);
+                }
+            }
     }
+}
+
+// One block of keys for a tile of R rows that all see the same n keys:
+// scores, the running max / sum update, then the V accumulation.
+template <class KL, class VL, int R>
+inline void attend_tile(const AttentionShape& s, const float* const* q, float* const* acc, float* m, float* l,
+                        const uint8_t* k_rows, int64_t k_row_bytes, const uint8_t* v_rows, int64_t v_row_bytes,
+                        int n, float (*scores)[256 + 16]) {
+    float* score_rows[R];
+    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
+    tile_scores<KL, R>(q, k_rows, k_row_bytes, n, s.head_dim, s.scale, score_rows);
+    float corr[R];
+    for (int r = 0; r < R; ++r) {
+        float block_max = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j < n; ++j) block_max = std::max(block_max, scores[r][j]);
+        const float new_max = std::max(m[r], block_max);
+        corr[r] = std::exp(m[r] - new_max);
+        l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n, new_max);
+        m[r] = new_max;
+    }
+    accumulate_tile<VL, R>(acc, v_rows, v_row_bytes, score_rows, n, corr, s.head_dim);
 }
 
 template <class KL, class VL>
@@ -97,7 +155,7 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
-    alignas(64) float scores[256 + 16];
+    alignas(64) float scores[kTileRows][256 + 16];
     const int64_t head_elems = static_cast<int64_t>(r.kv_head) * hd;
     const uint8_t* k_pool = kv.k_pool + kv_row_bytes(kv.k_type, head_elems);
     const uint8_t* v_pool = kv.v_pool + kv_row_bytes(kv.v_type, head_elems);
@@ -108,19 +166,33 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
         const int64_t slot = static_cast<int64_t>(kv.block_table[block]) * kv.block_size + (start - block * kv.block_size);
         const uint8_t* k_rows = k_pool + slot * kv.k_row_bytes;
         const uint8_t* v_rows = v_pool + slot * kv.v_row_bytes;
-        for (int row = 0; row < rows; ++row) {
-            const int i = row / r.group, g = row % r.group;
+        for (int i = 0; i < r.n_tok; ++i) {
             const int64_t row_end = std::min(end, r.ctx0 + i);
             if (row_end <= start) continue;
             const int n = static_cast<int>(row_end - start);
-            block_scores<KL>(r.q + i * r.q_stride + g * hd, k_rows, kv.k_row_bytes, n, hd, s.scale, scores);
-            float block_max = kNegInf;
-            for (int j = 0; j < n; ++j) block_max = std::max(block_max, scores[j]);
-            const float new_max = std::max(r.m[row], block_max);
-            const float correction = std::exp(r.m[row] - new_max);
-            r.l[row] = r.l[row] * correction + exp_and_sum(scores, n, new_max);
-            r.m[row] = new_max;
-            accumulate<VL>(r.acc + static_cast<int64_t>(row) * hd, v_rows, kv.v_row_bytes, scores, n, correction, hd);
+            for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
+                const int nr = std::min(kTileRows, r.group - g0);
+                const int row0 = i * r.group + g0;
+                const float* q[kTileRows];
+                float* acc[kTileRows];
+                for (int t = 0; t < nr; ++t) {
+                    q[t] = r.q + i * r.q_stride + (g0 + t) * hd;
+                    acc[t] = r.acc + static_cast<int64_t>(row0 + t) * hd;
+                }
+                float* m = r.m + row0;
+                float* l = r.l + row0;
+                const int64_t kb = kv.k_row_bytes, vb = kv.v_row_bytes;
+                switch (nr) {
+                    case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores); break;
+                    case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores); break;
+                    case 3:
+                        if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores);
+                        break;
+                    default:
+                        if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores);
+                        break;
+                }
+            }
         }
         start = end;
     }
