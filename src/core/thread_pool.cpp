@@ -22,12 +22,18 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins, then sleeps, until `value` no longer holds `old`; returns the new value.
+// Spins, then sleeps, until `value` no longer holds `old`; returns the new
+// value. While `busy` is non-zero the spinning goes on (yielding now and
+// then, so other runnable threads on this core still get it).
 template <class T>
-T wait_for_change(const std::atomic<T>& value, T old) {
-    for (int i = 0; i < kSpinIterations; ++i) {
+T wait_for_change(const std::atomic<T>& value, T old, const std::atomic<int>& busy) {
+    for (int i = 0;; ++i) {
         const T now = value.load(std::memory_order_acquire);
         if (now != old) return now;
+        if (i >= kSpinIterations) {
+            if (busy.load(std::memory_order_relaxed) == 0) break;
+            if (i % kSpinIterations == 0) std::this_thread::yield();
+        }
         cpu_relax();
     }
     for (int i = 0; i < kYieldIterations; ++i) {
@@ -62,7 +68,7 @@ void ThreadPool::worker_loop(int thread_idx) {
     // can happen before the constructor returns, so this thread starts at 0.
     uint32_t seen = 0;
     for (;;) {
-        seen = wait_for_change(generation_, seen);
+        seen = wait_for_change(generation_, seen, busy_);
         if (stop_.load(std::memory_order_relaxed)) return;
         (*job_)(thread_idx, n_threads_);
         if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
@@ -80,7 +86,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     generation_.notify_all();
     fn(0, n_threads_);
     int left = pending_.load(std::memory_order_acquire);
-    while (left != 0) left = wait_for_change(pending_, left);
+    while (left != 0) left = wait_for_change(pending_, left, busy_);
     job_ = nullptr;
 }
 

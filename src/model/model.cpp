@@ -117,6 +117,7 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
     }
     Workspace& ws = *ws_;
     ws.reserve(c, n);
+    const ThreadPool::Busy busy(pool);
     for (int64_t t = 0; t < n; ++t) {
         embedding_row(weights_.token_embd.type, weights_.token_embd.data, weights_.token_embd.row_bytes,
                       batch.tokens[t], c.n_embd, ws.x.data() + t * c.n_embd);
