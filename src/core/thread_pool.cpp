@@ -26,7 +26,7 @@ inline void cpu_relax() {
 // value. While `busy` is non-zero the spinning goes on (yielding now and
 // then, so other runnable threads on this core still get it).
 template <class T>
-T wait_for_change(const std::atomic<T>& value, T old, const std::atomic<int>& busy) {
+T wait_for_change(const std::atomic<T>& value, T old, const std::atomic<int>& busy, std::atomic<uint64_t>& sleeps) {
     for (int i = 0;; ++i) {
         const T now = value.load(std::memory_order_acquire);
         if (now != old) return now;
@@ -43,6 +43,7 @@ T wait_for_change(const std::atomic<T>& value, T old, const std::atomic<int>& bu
     }
     T now = value.load(std::memory_order_acquire);
     while (now == old) {
+        sleeps.fetch_add(1, std::memory_order_relaxed);
         value.wait(old, std::memory_order_acquire);
         now = value.load(std::memory_order_acquire);
     }
@@ -68,7 +69,7 @@ void ThreadPool::worker_loop(int thread_idx) {
     // can happen before the constructor returns, so this thread starts at 0.
     uint32_t seen = 0;
     for (;;) {
-        seen = wait_for_change(generation_, seen, busy_);
+        seen = wait_for_change(generation_, seen, busy_, sleeps_);
         if (stop_.load(std::memory_order_relaxed)) return;
         (*job_)(thread_idx, n_threads_);
         if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
@@ -86,7 +87,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     generation_.notify_all();
     fn(0, n_threads_);
     int left = pending_.load(std::memory_order_acquire);
-    while (left != 0) left = wait_for_change(pending_, left, busy_);
+    while (left != 0) left = wait_for_change(pending_, left, busy_, sleeps_);
     job_ = nullptr;
 }
 

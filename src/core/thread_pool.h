@@ -36,6 +36,10 @@ public:
     // going to sleep: a forward pass runs ~150 parallel regions per step
     // with short serial gaps between them, and a futex sleep + wake per gap
     // costs more than the gap. Scopes nest.
+    // How many times a worker has gone to sleep on the futex (observability
+    // for tests: within a Busy scope it does not grow).
+    uint64_t worker_sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+
     class Busy {
     public:
         explicit Busy(ThreadPool& pool) : pool_(pool) { pool_.busy_.fetch_add(1, std::memory_order_relaxed); }
@@ -57,6 +61,7 @@ private:
     std::atomic<int> pending_{0};          // workers still inside the current job
     std::atomic<bool> stop_{false};
     std::atomic<int> busy_{0};  // live Busy scopes
+    std::atomic<uint64_t> sleeps_{0};
 };
 
 }  // namespace tessera
