@@ -4,16 +4,20 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/dot_kernels.h"
+
 namespace tessera {
 
 inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
-// gate[k] = silu(gate[k]) * up[k]: the SwiGLU combination.
-inline void swiglu_inplace(float* gate, const float* up, int64_t n) {
-    for (int64_t k = 0; k < n; ++k) gate[k] = silu(gate[k]) * up[k];
-}
+// gate[k] = silu(gate[k]) * up[k]: the SwiGLU combination. At the SIMD levels
+// the exponential is a polynomial (kernels/cpu/vec_exp_body.h; a few ulp
+// from std::exp, see kernels_activations_test.cpp) and an element's result
+// does not depend on n or on where it sits; Scalar is the std::exp reference.
+void swiglu_inplace(float* gate, const float* up, int64_t n, SimdLevel level = best_simd_level());
 
-// out[k] += in[k]: residual connections.
+// out[k] += in[k]: residual connections. Left to the compiler, which
+// vectorizes it for whatever ISA the build targets.
 inline void add_inplace(float* out, const float* in, int64_t n) {
     for (int64_t k = 0; k < n; ++k) out[k] += in[k];
 }

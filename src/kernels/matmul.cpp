@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 #include "kernels/act_quads.h"
-#include "kernels/cpu/act_quantize_x86.h"
+#include "kernels/convert_row.h"
 #include "tensor/quant.h"
 
 namespace tessera {
@@ -111,16 +111,11 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
     const size_t need = quads_at + quads_stride * static_cast<size_t>((n_tok + 1) / 2);
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
-    // Same bytes as quantize_row, eight elements at a time.
-    const bool simd = level != SimdLevel::Scalar && (act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1);
+    const ConvertRowFn convert = find_convert_row(act_type, level);  // the bytes of quantize_row
     auto quantize_rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             uint8_t* row = base + static_cast<size_t>(t) * stride;
-            if (simd) {
-                x86::avx2_quantize_act(act_type, x + t * cols, row, cols);
-            } else {
-                quantize_row(act_type, x + t * cols, row, cols);
-            }
+            convert(x + t * cols, row, cols);
             if (quads) {
                 prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
                                   base + quads_at + static_cast<size_t>(t / 2) * quads_stride);

@@ -4,13 +4,13 @@
 #include <algorithm>
 
 #include "core/check.h"
-#include "tensor/quant.h"
 
 namespace tessera {
 
 KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int block_size, KvTypes types)
     : n_layer_(n_layer), kv_dim_(n_head_kv * head_dim), n_blocks_(n_blocks), block_size_(block_size),
-      types_(types), k_row_bytes_(kv_row_bytes(types.k, kv_dim_)), v_row_bytes_(kv_row_bytes(types.v, kv_dim_)),
+      types_(types), convert_k_(find_convert_row(types.k)), convert_v_(find_convert_row(types.v)),
+      k_row_bytes_(kv_row_bytes(types.k, kv_dim_)), v_row_bytes_(kv_row_bytes(types.v, kv_dim_)),
       blocks_(n_blocks) {
     TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);
     TS_CHECK(check_kv_types(types, head_dim).ok());
@@ -24,8 +24,8 @@ int64_t KvCache::bytes_per_block(int n_layer, int kv_dim, int block_size, KvType
 
 void KvCache::store(int layer, int64_t slot, const float* k, const float* v) {
     TS_CHECK(layer >= 0 && layer < n_layer_ && slot >= 0 && slot < slots());
-    quantize_row(types_.k, k, k_row(layer, slot), kv_dim_);
-    quantize_row(types_.v, v, v_row(layer, slot), kv_dim_);
+    convert_k_(k, k_row(layer, slot), kv_dim_);
+    convert_v_(v, v_row(layer, slot), kv_dim_);
 }
 
 PagedKv KvCache::view(int layer) const {

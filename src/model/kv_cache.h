@@ -10,6 +10,7 @@
 #include "cache/block_pool.h"
 #include "core/status.h"
 #include "kernels/attention.h"
+#include "kernels/convert_row.h"
 #include "tensor/kv_type.h"
 
 namespace tessera {
@@ -51,6 +52,7 @@ private:
 
     int n_layer_, kv_dim_, n_blocks_, block_size_;
     KvTypes types_;
+    ConvertRowFn convert_k_, convert_v_;  // F32 -> storage type, chosen once for this CPU
     int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
     std::vector<uint8_t> k_;  // [n_layer, n_blocks * block_size] rows of k_row_bytes_
     std::vector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_

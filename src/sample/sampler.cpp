@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "kernels/logits_scan.h"
 
 namespace tessera {
 namespace {
@@ -32,6 +33,7 @@ bool Sampler::penalties_active() const {
 
 int32_t Sampler::sample(std::span<const float> logits) {
     TS_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
+    if (params_.greedy() && params_.logit_bias.empty() && !penalties_active()) return argmax(logits);
     Candidates& c = candidates_;
     c.reset_from(logits);
     if (penalties_active()) {
@@ -46,6 +48,18 @@ int32_t Sampler::sample(std::span<const float> logits) {
     min_p(c, params_.min_p);
     apply_temperature(c, params_.temperature);
     return pick_random(c, rng_);
+}
+
+// pick_greedy without the candidate list: the same token (the first of the
+// largest logits) in two vector passes over the row.
+int32_t Sampler::argmax(std::span<const float> logits) const {
+    const LogitsStats s = logits_stats(logits);
+    if (s.nan_or_pos_inf) {  // +inf is a valid pick; NaN aborts, as in Candidates::reset_from
+        TS_CHECK_MSG(std::none_of(logits.begin(), logits.end(), [](float l) { return std::isnan(l); }), "NaN logit");
+    }
+    const int64_t best = first_index_of(logits, s.max);  // all -inf: 0
+    TS_CHECK(best >= 0);
+    return static_cast<int32_t>(best);
 }
 
 void Sampler::accept(int32_t token) {
@@ -67,14 +81,10 @@ void Sampler::reset() {
 }
 
 Status check_logits(std::span<const float> logits) {
-    bool any_finite = false;
-    for (float l : logits) {
-        if (std::isnan(l) || l == std::numeric_limits<float>::infinity()) {
-            return Status::error("the model produced NaN or infinite logits (corrupt weights?)");
-        }
-        any_finite = any_finite || std::isfinite(l);
-    }
-    if (!any_finite) return Status::error("the model produced no finite logit");
+    // With no NaN and no +inf, some logit is finite exactly when the largest is.
+    const LogitsStats s = logits_stats(logits);
+    if (s.nan_or_pos_inf) return Status::error("the model produced NaN or infinite logits (corrupt weights?)");
+    if (s.max == -std::numeric_limits<float>::infinity()) return Status::error("the model produced no finite logit");
     return ok_status();
 }
 

@@ -38,6 +38,7 @@ public:
 
 private:
     bool penalties_active() const;
+    int32_t argmax(std::span<const float> logits) const;
 
     SamplingParams params_;
     int32_t n_vocab_;

@@ -1,8 +1,11 @@
 // The Sampler as a whole: chain order, penalty window, determinism per seed,
-// greedy behaviour, and top_logprobs; plus SamplingParams validation.
+// greedy behaviour (its argmax fast path too), check_logits and top_logprobs;
+// plus SamplingParams validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "sample/sampler.h"
@@ -60,6 +63,52 @@ TEST(SampleSampler, GreedyIsArgmaxAfterPenaltiesAndBias) {
     q.logit_bias = {{2, 0.5f}};  // 0.9 + 0.5 = 1.4 beats 1.0
     Sampler t(q, 3);
     EXPECT_EQ(t.sample(logits), 2);
+}
+
+// The greedy fast path (no penalties, no bias: an argmax over the logits
+// themselves) picks the token pick_greedy picks from the candidate list.
+TEST(SampleSampler, GreedyFastPathIsPickGreedy) {
+    SamplingParams p = plain(0);
+    p.temperature = 0.0f;
+    std::mt19937 rng(13);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    for (int32_t n : {1, 2, 15, 16, 17, 33, 1000, 49152}) {
+        Sampler s(p, n);
+        for (int round = 0; round < 12; ++round) {
+            std::vector<float> logits(static_cast<size_t>(n));
+            for (auto& l : logits) l = round % 3 == 0 ? std::round(dist(rng)) : dist(rng);  // rounded: many ties
+            if (round == 5) logits.assign(logits.size(), -INFINITY);
+            if (round == 6) logits[static_cast<size_t>(n) / 2] = INFINITY;
+            if (round == 7) logits[static_cast<size_t>(n) - 1] = 1e30f;
+            if (round == 8) logits[0] = -INFINITY;
+            Candidates c;
+            c.reset_from(logits);
+            ASSERT_EQ(s.sample(logits), pick_greedy(c)) << "n=" << n << " round " << round;
+            s.accept(0);  // a history without penalties keeps the fast path
+        }
+    }
+}
+
+TEST(SampleSampler, CheckLogitsRejectsNaNAndInfinityAndNoFiniteValue) {
+    for (size_t n : {1u, 7u, 16u, 49157u}) {
+        std::vector<float> row(n, -1.0f);
+        EXPECT_TRUE(check_logits(row).ok()) << n;
+        row[0] = -INFINITY;  // -inf is a banned token, allowed
+        EXPECT_EQ(check_logits(row).ok(), n > 1) << n;
+        for (size_t at : {size_t{0}, n / 2, n - 1}) {
+            for (float bad : {NAN, -NAN, INFINITY}) {
+                std::vector<float> r(n, 0.5f);
+                r[at] = bad;
+                const Status st = check_logits(r);
+                ASSERT_FALSE(st.ok()) << n << " " << at << " " << bad;
+                EXPECT_NE(st.message().find("NaN or infinite"), std::string::npos);
+            }
+        }
+        const Status none = check_logits(std::vector<float>(n, -INFINITY));
+        ASSERT_FALSE(none.ok());
+        EXPECT_NE(none.message().find("no finite logit"), std::string::npos);
+    }
+    EXPECT_FALSE(check_logits({}).ok());
 }
 
 TEST(SampleSampler, PenaltiesOnlySeeTheLastNTokens) {

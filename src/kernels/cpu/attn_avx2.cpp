@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -20,48 +21,8 @@
 namespace tessera::x86 {
 namespace attn_avx2_impl {
 
-struct Ops {
-    using V = __m256;
-    static constexpr int W = 8;
-    static V zero() { return _mm256_setzero_ps(); }
-    static V set1(float x) { return _mm256_set1_ps(x); }
-    static V load(const float* p) { return _mm256_loadu_ps(p); }
-    static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-    static V add(V a, V b) { return _mm256_add_ps(a, b); }
-    static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-    static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-    static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-    static float hsum(V v) {
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        return _mm_cvtss_f32(s);
-    }
-    // (hsum(a), hsum(b), hsum(c), hsum(d)) with one shared reduction tree.
-    static __m128 hsum4(V a, V b, V c, V d) {
-        const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-        return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-    }
-    // e^x as 2^n * e^r with |r| <= ln2/2 and a degree-6 Taylor polynomial
-    // (relative error ~2e-7); inputs below -87 give 0 (so -inf gives 0).
-    static V exp(V x) {
-        const V too_small = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
-        x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-        const V n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        V r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-        r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-        V p = _mm256_set1_ps(1.0f / 720.0f);
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-        const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-        return _mm256_andnot_ps(too_small, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
-    }
-};
+#include "kernels/cpu/vec_exp_body.h"
+#include "kernels/cpu/simd_ops_avx2_body.h"
 
 // Row loaders: 8 elements from element c of a stored K/V row, as floats.
 struct LoadF32 {

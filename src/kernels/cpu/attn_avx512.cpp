@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -26,47 +27,8 @@
 namespace tessera::x86 {
 namespace attn_avx512_impl {
 
-struct Ops {
-    using V = __m512;
-    static constexpr int W = 16;
-    static V zero() { return _mm512_setzero_ps(); }
-    static V set1(float x) { return _mm512_set1_ps(x); }
-    static V load(const float* p) { return _mm512_loadu_ps(p); }
-    static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-    static V add(V a, V b) { return _mm512_add_ps(a, b); }
-    static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-    static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
-    static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-    static float hsum(V v) { return _mm512_reduce_add_ps(v); }
-    // (hsum(a), hsum(b), hsum(c), hsum(d)): halves first, then one shared
-    // 256-bit reduction tree.
-    static __m256 half(V v) {
-        return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    }
-    static __m128 hsum4(V a, V b, V c, V d) {
-        const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(half(a), half(b)), _mm256_hadd_ps(half(c), half(d)));
-        return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-    }
-    // e^x as 2^n * e^r with |r| <= ln2/2 and a degree-6 Taylor polynomial
-    // (relative error ~2e-7); inputs below -87 give 0 (so -inf gives 0).
-    static V exp(V x) {
-        const __mmask16 ok = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GE_OQ);
-        x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
-        const V n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-        r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
-        V p = _mm512_set1_ps(1.0f / 720.0f);
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-        const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-        return _mm512_maskz_mul_ps(ok, p, _mm512_castsi512_ps(bits));
-    }
-};
+#include "kernels/cpu/vec_exp_body.h"
+#include "kernels/cpu/simd_ops_avx512_body.h"
 
 // Row loaders: 16 elements from element c of a stored K/V row, as floats.
 struct LoadF32 {

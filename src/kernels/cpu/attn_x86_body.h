@@ -1,8 +1,9 @@
 // Body of the SIMD attention range kernel, written once over a vector-ops
-// struct `Ops` (width W, load/store/fma/exp...) and row loaders LoadF32,
-// LoadF16, LoadBF16, LoadQ8_0 (W elements of a stored K/V row, converted to
-// floats in registers) that attn_avx2.cpp and attn_avx512.cpp define under
-// their target pragmas before including it.
+// struct `Ops` (width W, load/store/fma/exp...; simd_ops_avx2_body.h,
+// simd_ops_avx512_body.h) and row loaders LoadF32, LoadF16, LoadBF16,
+// LoadQ8_0 (W elements of a stored K/V row, converted to floats in registers)
+// that attn_avx2.cpp and attn_avx512.cpp define under their target pragmas
+// before including it.
 // Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
 // tensor/kv_type.h.
 

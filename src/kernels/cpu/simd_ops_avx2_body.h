@@ -1,0 +1,80 @@
+// Vector primitives over 8 floats (AVX2 + FMA + F16C) for the kernel bodies
+// written once over a struct `Ops` (attention, row kernels). Included inside
+// a file's own namespace, after <immintrin.h>, <cstdint> and vec_exp_body.h,
+// within `#pragma GCC target("avx2,fma,f16c")`: every includer gets its own
+// copy, so the linker can never hand one ISA's inline code to another.
+
+struct Ops {
+    using V = __m256;
+    using Mask = __m256;  // all-ones lanes where true
+    static constexpr int W = 8;
+    static V zero() { return _mm256_setzero_ps(); }
+    static V set1(float x) { return _mm256_set1_ps(x); }
+    static V load(const float* p) { return _mm256_loadu_ps(p); }
+    static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+    static V add(V a, V b) { return _mm256_add_ps(a, b); }
+    static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+    static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+    static V div(V a, V b) { return _mm256_div_ps(a, b); }
+    static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+    // b where a is NaN, as std::min/std::max with a NaN first argument.
+    static V min(V a, V b) { return _mm256_min_ps(a, b); }
+    static V max(V a, V b) { return _mm256_max_ps(a, b); }
+    static V round(V x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    // 2^n for integral n in [-126, 127].
+    static V pow2(V n) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+    }
+    static V neg_abs(V x) { return _mm256_or_ps(x, _mm256_set1_ps(-0.0f)); }
+    // a where x has its sign bit set (negative, -0, negative NaN), else b.
+    static V select_neg(V x, V a, V b) { return _mm256_blendv_ps(b, a, x); }
+
+    static Mask less(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+    static Mask equal(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+    static Mask not_less(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_NLT_UQ); }  // NaN lanes too
+    static Mask mask_or(Mask a, Mask b) { return _mm256_or_ps(a, b); }
+    static uint32_t bits(Mask m) { return static_cast<uint32_t>(_mm256_movemask_ps(m)); }
+    static V zero_where(Mask m, V x) { return _mm256_andnot_ps(m, x); }
+
+    static float hsum(V v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        return _mm_cvtss_f32(s);
+    }
+    // (hsum(a), hsum(b), hsum(c), hsum(d)) with one shared reduction tree.
+    static __m128 hsum4(V a, V b, V c, V d) {
+        const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+        return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    }
+    static float hmax(V v) {
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        return _mm_cvtss_f32(m);
+    }
+    static V exp(V x) { return vec_exp<Ops>(x); }
+
+    // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
+    static void store_f16(uint16_t* p, V v) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    // W bfloat16, the integer rounding of fp32_to_bf16: + 0x7fff + lsb, then
+    // the top half; a NaN keeps its top half with the quiet bit set. No
+    // non-NaN input wraps around (the largest, -inf, is 0xff800000).
+    static void store_bf16(uint16_t* p, V v) {
+        const __m256i u = _mm256_castps_si256(v);
+        const __m256i abs = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+        const __m256i nan = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7f800000));
+        const __m256i top = _mm256_srli_epi32(u, 16);
+        const __m256i lsb = _mm256_and_si256(top, _mm256_set1_epi32(1));
+        const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+        const __m256i quiet = _mm256_or_si256(top, _mm256_set1_epi32(0x40));
+        const __m256i h = _mm256_blendv_epi8(rounded, quiet, nan);
+        // Every lane is <= 0xffff, so the saturating pack is exact; it works
+        // per 128-bit lane, which the permute undoes.
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(h, h), 0x08);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    }
+};

@@ -1,0 +1,72 @@
+// Vector primitives over 16 floats (AVX-512F) for the kernel bodies written
+// once over a struct `Ops` (attention, row kernels); the same operations as
+// simd_ops_avx2_body.h, so a body gives the same bits at both widths.
+// Included inside a file's own namespace, after <immintrin.h>, <cstdint> and
+// vec_exp_body.h, within `#pragma GCC target("avx2,fma,f16c,avx512f")`.
+
+struct Ops {
+    using V = __m512;
+    using Mask = __mmask16;
+    static constexpr int W = 16;
+    static V zero() { return _mm512_setzero_ps(); }
+    static V set1(float x) { return _mm512_set1_ps(x); }
+    static V load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+    static V add(V a, V b) { return _mm512_add_ps(a, b); }
+    static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+    static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+    static V div(V a, V b) { return _mm512_div_ps(a, b); }
+    static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+    // b where a is NaN, as std::min/std::max with a NaN first argument.
+    static V min(V a, V b) { return _mm512_min_ps(a, b); }
+    static V max(V a, V b) { return _mm512_max_ps(a, b); }
+    static V round(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    // 2^n for integral n in [-126, 127].
+    static V pow2(V n) {
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+    }
+    static V neg_abs(V x) {  // integer OR: _mm512_or_ps needs AVX-512DQ
+        return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)));
+    }
+    // a where x has its sign bit set (negative, -0, negative NaN), else b.
+    static V select_neg(V x, V a, V b) {
+        return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512()), b, a);
+    }
+
+    static Mask less(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+    static Mask equal(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+    static Mask not_less(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }  // NaN lanes too
+    static Mask mask_or(Mask a, Mask b) { return static_cast<Mask>(a | b); }
+    static uint32_t bits(Mask m) { return m; }
+    static V zero_where(Mask m, V x) { return _mm512_maskz_mov_ps(static_cast<Mask>(~m), x); }
+
+    static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+    // (hsum(a), hsum(b), hsum(c), hsum(d)): halves first, then one shared
+    // 256-bit reduction tree.
+    static __m256 half(V v) {
+        return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    }
+    static __m128 hsum4(V a, V b, V c, V d) {
+        const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(half(a), half(b)), _mm256_hadd_ps(half(c), half(d)));
+        return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    }
+    static float hmax(V v) { return _mm512_reduce_max_ps(v); }
+    static V exp(V x) { return vec_exp<Ops>(x); }
+
+    // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
+    static void store_f16(uint16_t* p, V v) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    // W bfloat16 with fp32_to_bf16's integer rounding (see the AVX2 twin).
+    static void store_bf16(uint16_t* p, V v) {
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i abs = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+        const __mmask16 nan = _mm512_cmpgt_epi32_mask(abs, _mm512_set1_epi32(0x7f800000));
+        const __m512i top = _mm512_srli_epi32(u, 16);
+        const __m512i lsb = _mm512_and_si512(top, _mm512_set1_epi32(1));
+        const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+        const __m512i h = _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(h));
+    }
+};
