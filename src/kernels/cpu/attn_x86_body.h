@@ -128,6 +128,19 @@ inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_byt
     }
 }
 
+// max of scores[0, n), NaNs skipped as by std::max(running, score).
+inline float row_max(const float* scores, int n) {
+    float best = -std::numeric_limits<float>::infinity();
+    int j = 0;
+    if (n >= Ops::W) {
+        typename Ops::V v = Ops::set1(best);
+        for (; j + Ops::W <= n; j += Ops::W) v = Ops::max(Ops::load(scores + j), v);
+        best = Ops::hmax(v);
+    }
+    for (; j < n; ++j) best = std::max(best, scores[j]);
+    return best;
+}
+
 // One block of keys for a tile of R rows that all see the same n keys:
 // scores, the running max / sum update, then the V accumulation.
 template <class KL, class VL, int R>
@@ -139,10 +152,10 @@ inline void attend_tile(const AttentionShape& s, const float* const* q, float* c
     tile_scores<KL, R>(q, k_rows, k_row_bytes, n, s.head_dim, s.scale, score_rows);
     float corr[R];
     for (int r = 0; r < R; ++r) {
-        float block_max = -std::numeric_limits<float>::infinity();
-        for (int j = 0; j < n; ++j) block_max = std::max(block_max, scores[r][j]);
-        const float new_max = std::max(m[r], block_max);
-        corr[r] = std::exp(m[r] - new_max);
+        const float new_max = std::max(m[r], row_max(scores[r], n));
+        // Once the running max settles (it mostly does early) the rescale is
+        // e^0 = 1 exactly; skip the call.
+        corr[r] = new_max == m[r] && std::isfinite(new_max) ? 1.0f : std::exp(m[r] - new_max);
         l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n, new_max);
         m[r] = new_max;
     }
