@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/act_quads.h"
+#include "tensor/quant_blocks.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
 
@@ -139,6 +140,35 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                     }
                 }
             }
+        }
+    }
+}
+
+// Q4_K at the integer extremes: every nibble 15, every 6-bit scale and min
+// 63, activations all +-127 or -128 (the AVX2 kernel sums eight byte-pair
+// products in int16 before widening; this is where that would overflow).
+TEST(DotKernelsTest, Q4_KExtremesStayExact) {
+    constexpr int64_t n = 2 * kQKK;
+    std::vector<uint8_t> w(*ggml_row_bytes(GgmlType::Q4_K, n), 0xFF);
+    auto* x = reinterpret_cast<BlockQ4_K*>(w.data());
+    for (int b = 0; b < 2; ++b) x[b].d = x[b].dmin = fp32_to_fp16(0.5f);
+    const size_t stride = *ggml_row_bytes(GgmlType::Q8_K, n);
+    std::vector<uint8_t> acts(stride * 3);
+    for (int k = 0; k < 3; ++k) {
+        auto* y = reinterpret_cast<BlockQ8_K*>(acts.data() + k * stride);
+        const int8_t q = k == 0 ? 127 : k == 1 ? -127 : -128;
+        for (int b = 0; b < 2; ++b) {
+            y[b].d = 0.01f;
+            for (int8_t& v : y[b].qs) v = q;
+            for (int16_t& s : y[b].bsums) s = static_cast<int16_t>(16 * q);
+        }
+    }
+    for (SimdLevel level : runnable_levels()) {
+        float out[3];
+        find_multi_dot(GgmlType::Q4_K, level)(n, w.data(), acts.data(), stride, 3, out);
+        for (int k = 0; k < 3; ++k) {
+            const float ref = vec_dot(GgmlType::Q4_K, n, w.data(), acts.data() + k * stride);
+            ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref)) << simd_level_name(level) << " k=" << k;
         }
     }
 }

@@ -54,58 +54,6 @@ inline __m256i madd_add(__m256i isum, __m256i p, __m256i s) {
     }
 }
 
-// The eight 6-bit scales and mins of a Q4_K block as bytes, 32 bits at a
-// time (the bit layout kquant_scale_min reads one value at a time).
-inline void q4_k_scales(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
-    uint32_t a, b, c;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + 4, 4);
-    std::memcpy(&c, s + 8, 4);
-    const uint32_t sc_hi = (c & 0x0F0F0F0F) | (((a >> 6) & 0x03030303) << 4);
-    const uint32_t mn_hi = ((c >> 4) & 0x0F0F0F0F) | (((b >> 6) & 0x03030303) << 4);
-    *sc = (a & 0x3F3F3F3F) | (uint64_t{sc_hi} << 32);
-    *mn = (b & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
-}
-
-// Q4_K x Q8_K: d d_y sum_s sc_s dot_s - dmin d_y sum_s m_s bsum_s.
-template <int NT>
-void q4_k_tile(int64_t nb, const BlockQ4_K* x, const uint8_t* act, size_t stride, float* out) {
-    const BlockQ8_K* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[1][NT] = {};
-    __m256 accm[NT] = {};
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        uint64_t sc8, mn8;
-        q4_k_scales(x[ib].scales, &sc8, &mn8);
-        const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn8)));
-        const __m256i m16 = _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8), _mm_unpacklo_epi16(m8, m8));
-        // The eight scales as int16 in both 128-bit lanes; a byte shuffle
-        // then spreads scale k over every lane.
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc8))));
-        __m256i isum[NT];
-        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load256(x[ib].qs + 32 * j);
-            const __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
-            const __m256i sc_lo = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0404 * j)));
-            const __m256i sc_hi = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0302 + 0x0404 * j)));
-            for (int t = 0; t < NT; ++t) {
-                const __m256i plo = _mm256_maddubs_epi16(lo, load256(y[t][ib].qs + 64 * j));
-                const __m256i phi = _mm256_maddubs_epi16(hi, load256(y[t][ib].qs + 64 * j + 32));
-                isum[t] = madd_add(madd_add(isum[t], plo, sc_lo), phi, sc_hi);
-            }
-        }
-        const float d = h2f(x[ib].d), dmin = h2f(x[ib].dmin);
-        for (int t = 0; t < NT; ++t) {
-            const __m256i msum = _mm256_madd_epi16(load256(y[t][ib].bsums), m16);
-            acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][ib].d), _mm256_cvtepi32_ps(isum[t]), acc[0][t]);
-            accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * y[t][ib].d), _mm256_cvtepi32_ps(msum), accm[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]) - hsum_ps(accm[t]);
-}
-
 // Q6_K x Q8_K: d d_y sum_g sc_g (dot_g(q) - 32 bsum_g), all in int32 lanes.
 template <int NT>
 void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride, float* out) {
@@ -199,12 +147,6 @@ void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int 
     }
 }
 
-template <int NT>
-struct Q4_KTile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        q4_k_tile<NT>(n / kQKK, static_cast<const BlockQ4_K*>(w), a, s, o);
-    }
-};
 template <int NT>
 struct Q6_KTile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
