@@ -112,7 +112,8 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
     // Same bytes as quantize_row, eight elements at a time.
-    const bool simd = level != SimdLevel::Scalar && (act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1);
+    const bool simd = level != SimdLevel::Scalar &&
+                      (act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1 || act_type == GgmlType::Q8_K);
     auto quantize_rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             uint8_t* row = base + static_cast<size_t>(t) * stride;
