@@ -70,6 +70,7 @@ void prepare_q8_k(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
             for (int j = 0; j < 8; ++j) std::memcpy(a.qs[j] + 4 * sub, y[i].qs + 32 * sub + 4 * j, 4);
             a.d[sub] = y[i].d;
             a.msum[sub] = y[i].d * static_cast<float>(y[i].bsums[2 * sub] + y[i].bsums[2 * sub + 1]);
+            for (int h = 0; h < 2; ++h) a.neg32[h][sub] = -32 * y[i].bsums[2 * sub + h];
         }
         store_half(a, i, half, out);
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -144,14 +145,12 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     }
 }
 
-// Q4_K at the integer extremes: every nibble 15, every 6-bit scale and min
-// 63, activations all +-127 or -128 (the AVX2 kernel sums eight byte-pair
-// products in int16 before widening; this is where that would overflow).
-TEST(DotKernelsTest, Q4_KExtremesStayExact) {
+// K-quants at the integer extremes: every weight bit set (Q4_K nibbles 15,
+// 6-bit scales and mins 63; Q6_K values 63, scales -1), activations all
+// +-127 or -128. The AVX2 kernels add byte-pair products in int16 before
+// widening; this is where that would overflow.
+TEST(DotKernelsTest, KQuantExtremesStayExact) {
     constexpr int64_t n = 2 * kQKK;
-    std::vector<uint8_t> w(*ggml_row_bytes(GgmlType::Q4_K, n), 0xFF);
-    auto* x = reinterpret_cast<BlockQ4_K*>(w.data());
-    for (int b = 0; b < 2; ++b) x[b].d = x[b].dmin = fp32_to_fp16(0.5f);
     const size_t stride = *ggml_row_bytes(GgmlType::Q8_K, n);
     std::vector<uint8_t> acts(stride * 3);
     for (int k = 0; k < 3; ++k) {
@@ -163,12 +162,23 @@ TEST(DotKernelsTest, Q4_KExtremesStayExact) {
             for (int16_t& s : y[b].bsums) s = static_cast<int16_t>(16 * q);
         }
     }
-    for (SimdLevel level : runnable_levels()) {
-        float out[3];
-        find_multi_dot(GgmlType::Q4_K, level)(n, w.data(), acts.data(), stride, 3, out);
-        for (int k = 0; k < 3; ++k) {
-            const float ref = vec_dot(GgmlType::Q4_K, n, w.data(), acts.data() + k * stride);
-            ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref)) << simd_level_name(level) << " k=" << k;
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+        std::vector<uint8_t> w(*ggml_row_bytes(t, n), 0xFF);
+        const size_t block_bytes = w.size() / 2;
+        for (int b = 0; b < 2; ++b) {
+            for (size_t field : test::k_quant_f16_fields(t)) {
+                const uint16_t h = fp32_to_fp16(0.5f);
+                std::memcpy(w.data() + b * block_bytes + field, &h, sizeof h);
+            }
+        }
+        for (SimdLevel level : runnable_levels()) {
+            float out[3];
+            find_multi_dot(t, level)(n, w.data(), acts.data(), stride, 3, out);
+            for (int k = 0; k < 3; ++k) {
+                const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
+                ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref))
+                    << ggml_type_name(t) << " " << simd_level_name(level) << " k=" << k;
+            }
         }
     }
 }
