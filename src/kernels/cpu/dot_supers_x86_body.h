@@ -140,8 +140,9 @@ struct Q4_KSuper {
     static Scales scales(const Block& x) {
         uint64_t sc8, mn8;
         q4_k_scales(x.scales, &sc8, &mn8);
-        const float d = h2f(x.d), d16 = d * (1.0f / 16);
-        return {_mm256_mul_ps(byte_lanes(sc8), _mm256_setr_ps(d, d16, d, d16, d, d16, d, d16)),
+        const __m256 sixteenths = _mm256_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1, 0.0625f);
+        const __m256 d = _mm256_mul_ps(_mm256_set1_ps(h2f(x.d)), sixteenths);
+        return {_mm256_mul_ps(byte_lanes(sc8), d),
                 _mm256_mul_ps(byte_lanes(mn8), _mm256_set1_ps(h2f(x.dmin)))};
     }
     // acc += d_y (a_L dot_L) - b_L msum_L, lane by lane.
