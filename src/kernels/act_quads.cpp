@@ -1,5 +1,6 @@
-// Builds the ActQuad / ActQuadQ8_1 pair rows from Q8_0 / Q8_1 blocks (plain
-// C++: it runs once per token and matmul, not per weight row).
+// Builds the ActQuad / ActQuadQ8_1 / ActSuperQ8_K pair rows from Q8_0 / Q8_1 /
+// Q8_K blocks (plain C++: it runs once per token and matmul, not per weight
+// row).
 #include "kernels/act_quads.h"
 
 #include <cstring>
@@ -42,22 +43,43 @@ void put_q8_1(const BlockQ8_1& b, int k, ActQuadQ8_1& a) {
     a.s[kLaneOfBlock[k]] = fp16_to_fp32(b.s);
 }
 
+// Writes quad number q of a row into its token half of the pair row `out`.
+template <class Quad>
+void store_half(const Quad& a, int64_t q, int half, uint8_t* out) {
+    uint8_t* pair = out + static_cast<size_t>(q) * 2 * sizeof(Quad);
+    for (size_t f = 0; f < sizeof(Quad); f += kQuadField) {
+        std::memcpy(pair + 2 * f + kQuadField * half, reinterpret_cast<const uint8_t*>(&a) + f, kQuadField);
+    }
+}
+
 template <class Block, class Quad, void (*kPut)(const Block&, int, Quad&)>
 void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
     const auto* y = reinterpret_cast<const Block*>(q_row);
     for (int64_t q = 0; q * kQuadBlocks < nb; ++q) {
         Quad a{};  // zero: blocks past the row end contribute nothing
         for (int k = 0; k < kQuadBlocks && q * kQuadBlocks + k < nb; ++k) kPut(y[q * kQuadBlocks + k], k, a);
-        uint8_t* pair = out + static_cast<size_t>(q) * 2 * sizeof(Quad);
-        for (size_t f = 0; f < sizeof(Quad); f += kQuadField) {
-            std::memcpy(pair + 2 * f + kQuadField * half, reinterpret_cast<const uint8_t*>(&a) + f, kQuadField);
+        store_half(a, q, half, out);
+    }
+}
+
+void prepare_q8_k(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
+    const auto* y = reinterpret_cast<const BlockQ8_K*>(q_row);
+    for (int64_t i = 0; i < nb; ++i) {
+        ActSuperQ8_K a;
+        for (int sub = 0; sub < 8; ++sub) {
+            for (int j = 0; j < 8; ++j) std::memcpy(a.qs[j] + 4 * sub, y[i].qs + 32 * sub + 4 * j, 4);
+            a.d[sub] = y[i].d;
+            a.msum[sub] = y[i].d * static_cast<float>(y[i].bsums[2 * sub] + y[i].bsums[2 * sub + 1]);
+            for (int h = 0; h < 2; ++h) a.neg32[h][sub] = -32 * y[i].bsums[2 * sub + h];
         }
+        store_half(a, i, half, out);
     }
 }
 
 }  // namespace
 
 size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
+    if (act == GgmlType::Q8_K) return 2 * static_cast<size_t>(n / kQKK) * sizeof(ActSuperQ8_K);
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
     const size_t quads = static_cast<size_t>((n / kQK + kQuadBlocks - 1) / kQuadBlocks);
     return 2 * quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1));
@@ -65,7 +87,10 @@ size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
 
 void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out) {
     TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
-    if (act == GgmlType::Q8_0) {
+    if (act == GgmlType::Q8_K) {
+        TS_CHECK(n % kQKK == 0);
+        prepare_q8_k(n / kQKK, q_row, half, out);
+    } else if (act == GgmlType::Q8_0) {
         prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out);
     } else {
         TS_CHECK(act == GgmlType::Q8_1);

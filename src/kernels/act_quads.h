@@ -1,7 +1,7 @@
-// Q8_0 / Q8_1 activation rows re-laid out for the tiled Q4_0, Q8_0 and Q4_1
-// kernels, once per matmul: everything those kernels would otherwise
-// recompute per weight row (byte shuffles, offset sums, fp16 scales) is done
-// here, once per token.
+// Q8_0 / Q8_1 / Q8_K activation rows re-laid out for the tiled Q4_0, Q8_0,
+// Q4_1, Q4_K and Q6_K kernels, once per matmul: everything those kernels would
+// otherwise recompute per weight row (byte shuffles, offset sums, scales) is
+// done here, once per token.
 #pragma once
 
 #include <cstddef>
@@ -35,14 +35,31 @@ struct ActQuadQ8_1 {
 };
 static_assert(sizeof(ActQuadQ8_1) == 192);
 
+// One Q8_K super-block for Q4_K and Q6_K weights: int32 lane L of every qs
+// field holds four elements of sub-block L (32 elements), so chained byte
+// dots leave each sub-block's dot (fields 0-3 and 4-7: each half's) in its
+// own lane, where its scales apply. msum is Q4_K's min term, d times the
+// sub-block's sum; neg32 Q6_K's offset, -32 times each half's sum. (These
+// kernels broadcast one token's field to two weight rows rather than load
+// two tokens' at once; they share the pair rows below all the same.)
+struct ActSuperQ8_K {
+    int8_t qs[8][32];      // qs[j][4L + e] = element 32L + 4j + e
+    float d[8];            // the block scale in every lane
+    float msum[8];
+    int32_t neg32[2][8];   // neg32[h][L]: elements 32L + 16h .. + 15
+};
+static_assert(sizeof(ActSuperQ8_K) == 384);
+
 // Prepared rows come in token pairs: in the row of tokens 2i and 2i+1 each
 // 32-byte field of a quad of token 2i is followed by the same field of token
 // 2i+1, so one 512-bit load fetches a field for both tokens.
 inline constexpr size_t kQuadField = 32;
-static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadField == 0);
+static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadField == 0 &&
+              sizeof(ActSuperQ8_K) % kQuadField == 0);
 
-// Bytes of one prepared pair row for rows of n elements (n a multiple of 32)
-// quantized to `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1).
+// Bytes of one prepared pair row for rows of n elements (a multiple of the
+// block size) quantized to `act` (Q8_0 -> ActQuad, Q8_1 -> ActQuadQ8_1,
+// Q8_K -> ActSuperQ8_K).
 size_t act_quad_pairs_bytes(GgmlType act, int64_t n);
 
 // Writes token `half` (0 or 1) of the pair row `out` from q_row, its n

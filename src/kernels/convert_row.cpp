@@ -1,4 +1,4 @@
-// Picks a row converter: F16/BF16 from the row kernel table, Q8_0/Q8_1 from
+// Picks a row converter: F16/BF16 from the row kernel table, Q8_0/Q8_1/Q8_K from
 // the AVX2 activation quantizer, the scalar quantize_row otherwise.
 #include "kernels/convert_row.h"
 
@@ -34,7 +34,7 @@ ConvertRowFn find_convert_row(GgmlType t, SimdLevel level) {
         case GgmlType::BF16: return rk != nullptr ? rk->to_bf16 : reference<GgmlType::BF16>;
         case GgmlType::Q8_0: return rk != nullptr ? avx2_act<GgmlType::Q8_0> : reference<GgmlType::Q8_0>;
         case GgmlType::Q8_1: return rk != nullptr ? avx2_act<GgmlType::Q8_1> : reference<GgmlType::Q8_1>;
-        case GgmlType::Q8_K: return reference<GgmlType::Q8_K>;
+        case GgmlType::Q8_K: return rk != nullptr ? avx2_act<GgmlType::Q8_K> : reference<GgmlType::Q8_K>;
         default: TS_CHECK_MSG(false, "find_convert_row: not a row conversion target");
     }
     return nullptr;

@@ -1,6 +1,7 @@
 // The AVX2 activation quantizer must write exactly the bytes of the scalar
-// reference quantize_row (Q8_0 and Q8_1), including all-zero blocks, ties
-// at .5 and outliers.
+// reference quantize_row (Q8_0, Q8_1 and Q8_K), including all-zero blocks,
+// ties at .5, outliers and (Q8_K) a largest magnitude held by two elements
+// of opposite sign.
 #include "kernels/cpu/act_quantize_x86.h"
 
 #include <gtest/gtest.h>
@@ -18,14 +19,20 @@ namespace {
 TEST(ActQuantizeTest, Avx2BytesEqualScalarReference) {
     if (best_simd_level() == SimdLevel::Scalar) GTEST_SKIP() << "CPU has no AVX2";
     std::mt19937 rng(41);
-    for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_1}) {
-        for (int64_t n : {32, 96, 576}) {
+    for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K}) {
+        const int64_t bs = block_elems(t);
+        for (int64_t n : {bs, 3 * bs, 18 * bs}) {
             for (int round = 0; round < 20; ++round) {
                 auto x = test::random_floats(rng, n, round % 2 ? 3.0f : 0.01f);
-                for (int j = 0; j < 32; ++j) x[j] = 0.0f;  // an all-zero block
-                if (n > 32) {
-                    x[40] = 127.0f;  // block scale 1: every integer tie below rounds to even
-                    for (int j = 41; j < 64; ++j) x[j] = static_cast<float>(j - 52) + 0.5f;
+                for (int j = 0; j < bs; ++j) x[j] = 0.0f;  // an all-zero block
+                if (n > bs) {
+                    // Block scale 1: every integer tie below rounds to even.
+                    x[bs + 8] = 127.0f;
+                    for (int j = bs + 9; j < bs + 32; ++j) x[j] = static_cast<float>(j - bs - 20) + 0.5f;
+                }
+                if (n > 2 * bs && round % 4 == 2) {  // the first of two maxima decides the sign
+                    x[2 * bs + 5] = round % 8 == 2 ? 50.0f : -50.0f;
+                    x[2 * bs + 9] = -x[2 * bs + 5];
                 }
                 if (round == 3) x[n - 1] = 1e30f;  // an outlier
                 const size_t bytes = *ggml_row_bytes(t, n);

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/act_quads.h"
+#include "tensor/quant_blocks.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
 
@@ -138,6 +140,44 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+// K-quants at the integer extremes: every weight bit set (Q4_K nibbles 15,
+// 6-bit scales and mins 63; Q6_K values 63, scales -1), activations all
+// +-127 or -128. The AVX2 kernels add byte-pair products in int16 before
+// widening; this is where that would overflow.
+TEST(DotKernelsTest, KQuantExtremesStayExact) {
+    constexpr int64_t n = 2 * kQKK;
+    const size_t stride = *ggml_row_bytes(GgmlType::Q8_K, n);
+    std::vector<uint8_t> acts(stride * 3);
+    for (int k = 0; k < 3; ++k) {
+        auto* y = reinterpret_cast<BlockQ8_K*>(acts.data() + k * stride);
+        const int8_t q = k == 0 ? 127 : k == 1 ? -127 : -128;
+        for (int b = 0; b < 2; ++b) {
+            y[b].d = 0.01f;
+            for (int8_t& v : y[b].qs) v = q;
+            for (int16_t& s : y[b].bsums) s = static_cast<int16_t>(16 * q);
+        }
+    }
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+        std::vector<uint8_t> w(*ggml_row_bytes(t, n), 0xFF);
+        const size_t block_bytes = w.size() / 2;
+        for (int b = 0; b < 2; ++b) {
+            for (size_t field : test::k_quant_f16_fields(t)) {
+                const uint16_t h = fp32_to_fp16(0.5f);
+                std::memcpy(w.data() + b * block_bytes + field, &h, sizeof h);
+            }
+        }
+        for (SimdLevel level : runnable_levels()) {
+            float out[3];
+            find_multi_dot(t, level)(n, w.data(), acts.data(), stride, 3, out);
+            for (int k = 0; k < 3; ++k) {
+                const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
+                ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref))
+                    << ggml_type_name(t) << " " << simd_level_name(level) << " k=" << k;
             }
         }
     }

@@ -1,5 +1,7 @@
 // AVX2 body of avx2_quantize_act: per block amax, d = amax / 127, and
-// round-half-to-even of x * (127 / amax), exactly as the scalar quantizer.
+// round-half-to-even of x * (127 / amax), exactly as the scalar quantizer;
+// for Q8_K the element of largest magnitude maps to -127 and the per-16
+// sums follow.
 #include "kernels/cpu/act_quantize_x86.h"
 
 #include "core/check.h"
@@ -8,6 +10,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include <cmath>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -46,9 +50,59 @@ float quantize_block(const float* x, int8_t* qs, int* sum) {
     return d;
 }
 
+// 256 floats -> one Q8_K block, the bytes quantize_row writes.
+void quantize_super(const float* x, BlockQ8_K& y) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < kQKK / 8; ++k) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)), amax);
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float a = _mm_cvtss_f32(m);
+    if (a == 0.0f) {
+        y = BlockQ8_K{};
+        return;
+    }
+    int e = 0;  // the first element of that magnitude sets the sign, as in the scalar scan
+    while (std::fabs(x[e]) != a) ++e;
+    const float iscale = -127.0f / x[e];
+    const __m256 id = _mm256_set1_ps(iscale);
+    for (int k = 0; k < kQKK / 32; ++k) {
+        __m256i q[4];  // round to nearest even (the MXCSR default, as nearbyint)
+        for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 32 * k + 8 * i), id));
+        // The saturating packs also clamp at 127, as the scalar min does.
+        const __m256i p16a = _mm256_packs_epi32(q[0], q[1]), p16b = _mm256_packs_epi32(q[2], q[3]);
+        const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b),
+                                                       _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y.qs + 32 * k), p8);
+    }
+    // Sums of 16: per 32 bytes, four partial sums of each half (two
+    // groups), then two horizontal adds of four such vectors leave groups
+    // (0 2 4 6 | 1 3 5 7) of those 128 bytes.
+    __m256i g[2];
+    for (int h = 0; h < 2; ++h) {
+        __m256i p[4];
+        for (int k = 0; k < 4; ++k) {
+            const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs + 128 * h + 32 * k));
+            p[k] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), b), _mm256_set1_epi16(1));
+        }
+        const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+        g[h] = _mm256_permutevar8x32_epi32(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    }
+    const __m256i sums = _mm256_permute4x64_epi64(_mm256_packs_epi32(g[0], g[1]), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y.bsums), sums);
+    y.d = 1.0f / iscale;
+}
+
 }  // namespace
 
 void avx2_quantize_act(GgmlType act_type, const float* x, uint8_t* dst, int64_t n) {
+    if (act_type == GgmlType::Q8_K) {
+        TS_CHECK(n % kQKK == 0);
+        auto* y = reinterpret_cast<BlockQ8_K*>(dst);
+        for (int64_t i = 0; i < n / kQKK; ++i) quantize_super(x + i * kQKK, y[i]);
+        return;
+    }
     TS_CHECK(n % kQK == 0);
     const int64_t nb = n / kQK;
     int sum = 0;

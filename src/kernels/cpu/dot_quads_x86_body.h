@@ -12,9 +12,13 @@ template <class Block>
 inline constexpr bool kIsQ4_1 = std::is_same_v<Block, BlockQ4_1>;
 template <class Block>
 inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
-// The prepared activation layout a weight format reads.
+// The prepared activation layout a weight format reads (K-quants:
+// dot_supers_x86_body.h).
 template <class Block>
-using ActQuadOf = std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, ActQuad>;
+inline constexpr bool kIsKQuant = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ6_K>;
+template <class Block>
+using ActQuadOf =
+    std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, std::conditional_t<kIsKQuant<Block>, ActSuperQ8_K, ActQuad>>;
 
 // A row's side of one step: bytes in ActQuad::qs order, and the four block
 // scales (and Q4_1 minimums) in the lane order a a c c b b d d.

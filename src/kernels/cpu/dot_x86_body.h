@@ -14,13 +14,6 @@ inline float hsum_ps(__m256 v) {
 
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
-// 32 nibbles of a legacy block as bytes: element j of the block at byte j.
-inline __m256i unpack_nibbles(const uint8_t* qs) {
-    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 template <class Block, int NT>
@@ -41,117 +34,6 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
         if constexpr (kAccSets<NT> == 2) s = _mm256_add_ps(s, acc[1][t]);
         out[t] = hsum_ps(s) + (extra ? extra[t] : 0.0f);
     }
-}
-
-// isum + madd(p, s): VNNI fuses the pair (vpdpwssd); the int32 sums are equal.
-// A template so the branch not taken is never compiled for the wrong target.
-template <bool kUseVnni = kVnni>
-inline __m256i madd_add(__m256i isum, __m256i p, __m256i s) {
-    if constexpr (kUseVnni) {
-        return _mm256_dpwssd_epi32(isum, p, s);
-    } else {
-        return _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
-    }
-}
-
-// The eight 6-bit scales and mins of a Q4_K block as bytes, 32 bits at a
-// time (the bit layout kquant_scale_min reads one value at a time).
-inline void q4_k_scales(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
-    uint32_t a, b, c;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + 4, 4);
-    std::memcpy(&c, s + 8, 4);
-    const uint32_t sc_hi = (c & 0x0F0F0F0F) | (((a >> 6) & 0x03030303) << 4);
-    const uint32_t mn_hi = ((c >> 4) & 0x0F0F0F0F) | (((b >> 6) & 0x03030303) << 4);
-    *sc = (a & 0x3F3F3F3F) | (uint64_t{sc_hi} << 32);
-    *mn = (b & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
-}
-
-// Q4_K x Q8_K: d d_y sum_s sc_s dot_s - dmin d_y sum_s m_s bsum_s.
-template <int NT>
-void q4_k_tile(int64_t nb, const BlockQ4_K* x, const uint8_t* act, size_t stride, float* out) {
-    const BlockQ8_K* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[1][NT] = {};
-    __m256 accm[NT] = {};
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        uint64_t sc8, mn8;
-        q4_k_scales(x[ib].scales, &sc8, &mn8);
-        const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn8)));
-        const __m256i m16 = _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8), _mm_unpacklo_epi16(m8, m8));
-        // The eight scales as int16 in both 128-bit lanes; a byte shuffle
-        // then spreads scale k over every lane.
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc8))));
-        __m256i isum[NT];
-        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load256(x[ib].qs + 32 * j);
-            const __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
-            const __m256i sc_lo = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0404 * j)));
-            const __m256i sc_hi = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0302 + 0x0404 * j)));
-            for (int t = 0; t < NT; ++t) {
-                const __m256i plo = _mm256_maddubs_epi16(lo, load256(y[t][ib].qs + 64 * j));
-                const __m256i phi = _mm256_maddubs_epi16(hi, load256(y[t][ib].qs + 64 * j + 32));
-                isum[t] = madd_add(madd_add(isum[t], plo, sc_lo), phi, sc_hi);
-            }
-        }
-        const float d = h2f(x[ib].d), dmin = h2f(x[ib].dmin);
-        for (int t = 0; t < NT; ++t) {
-            const __m256i msum = _mm256_madd_epi16(load256(y[t][ib].bsums), m16);
-            acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][ib].d), _mm256_cvtepi32_ps(isum[t]), acc[0][t]);
-            accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * y[t][ib].d), _mm256_cvtepi32_ps(msum), accm[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]) - hsum_ps(accm[t]);
-}
-
-// Q6_K x Q8_K: d d_y sum_g sc_g (dot_g(q) - 32 bsum_g), all in int32 lanes.
-template <int NT>
-void q6_k_tile(int64_t nb, const BlockQ6_K* x, const uint8_t* act, size_t stride, float* out) {
-    const BlockQ8_K* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[1][NT] = {};
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x30);
-    for (int64_t ib = 0; ib < nb; ++ib) {
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[ib].scales)));
-        __m256i isum[NT];
-        for (int t = 0; t < NT; ++t) {
-            // Offset term: 32 * sum_g sc_g * bsum_g, spread over the lanes.
-            isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_madd_epi16(load256(y[t][ib].bsums), sc16), 5));
-        }
-        // Scales 0..7 and 8..15 each in both 128-bit lanes.
-        const __m256i sc_half[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
-                                    _mm256_permute2x128_si256(sc16, sc16, 0x11)};
-        for (int h = 0; h < 2; ++h) {
-            const __m256i sc_h = sc_half[h];
-            const __m256i ql0 = load256(x[ib].ql + 64 * h), ql1 = load256(x[ib].ql + 64 * h + 32);
-            const __m256i qh = load256(x[ib].qh + 32 * h);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2)),
-                _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m2)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2)),
-            };
-            for (int i = 0; i < 4; ++i) {
-                // (sc_g x 8 | sc_g+1 x 8), g = 8h + 2i, by one shuffle of scale half h.
-                const __m256i sv = _mm256_shuffle_epi8(
-                    sc_h, _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(0x0302 + 0x0404 * i)),
-                                           _mm_set1_epi16(static_cast<short>(0x0100 + 0x0404 * i))));
-                for (int t = 0; t < NT; ++t) {
-                    const __m256i p = _mm256_maddubs_epi16(q[i], load256(y[t][ib].qs + 128 * h + 32 * i));
-                    isum[t] = madd_add(isum[t], p, sv);
-                }
-            }
-        }
-        const float d = h2f(x[ib].d);
-        for (int t = 0; t < NT; ++t) {
-            acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][ib].d), _mm256_cvtepi32_ps(isum[t]), acc[0][t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) out[t] = hsum_ps(acc[0][t]);
 }
 
 // 8 floats from F32 or F16 storage (plain functions: lambdas returning
@@ -199,18 +81,6 @@ void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int 
     }
 }
 
-template <int NT>
-struct Q4_KTile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        q4_k_tile<NT>(n / kQKK, static_cast<const BlockQ4_K*>(w), a, s, o);
-    }
-};
-template <int NT>
-struct Q6_KTile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
-        q6_k_tile<NT>(n / kQKK, static_cast<const BlockQ6_K*>(w), a, s, o);
-    }
-};
 template <int NT>
 struct F32Tile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, false>(n, w, a, s, o); }

@@ -1,0 +1,466 @@
+// Tiled Q4_K and Q6_K kernels over activations prepared as ActSuperQ8_K
+// (kernels/act_quads.h). A super-block's 256 weights are unpacked into eight
+// vectors whose int32 lane L holds four elements of sub-block L (32
+// elements), so chained byte dots leave per-sub-block integer dots in their
+// own lanes: fields 0-3 and 4-7 of the activations run as two chains (the
+// two halves of each sub-block, which are Q6_K's groups of 16), and the
+// scales (and Q4_K's mins), unpacked once per row and block, apply as
+// per-lane floats. Lane sums are equal integers on AVX2 and VNNI and every
+// tile takes the same float steps, so results are bit-identical across
+// tiles, token counts and levels. Included after dot_quads_x86_body.h, same
+// namespace.
+
+// ---- Shared pieces ----
+
+// One token's side of a block on AVX2: the eight qs fields, its scale, and
+// the field base for the format's own fields.
+struct SuperAct {
+    __m256i q[8];
+    __m256 d;
+    const uint8_t* sup;
+};
+
+inline SuperAct load_super_act(const uint8_t* sup) {
+    SuperAct a;
+    for (int j = 0; j < 8; ++j) a.q[j] = load256(quad_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j));
+    a.d = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(sup, offsetof(ActSuperQ8_K, d))));
+    a.sup = sup;
+    return a;
+}
+
+inline __m256 load_field_ps(const uint8_t* sup, size_t off) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(sup, off)));
+}
+inline __m256i load_field(const uint8_t* sup, size_t off) { return load256(quad_field(sup, off)); }
+
+// The two chains' exact lane sums on AVX2: weights are at most 63, so two
+// maddubs pair sums (each at most 2 * 63 * 128) add up in int16.
+inline void chains256(const __m256i (&w)[8], const __m256i (&y)[8], __m256i& lo, __m256i& hi) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s[4];
+    for (int k = 0; k < 4; ++k) {
+        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(w[2 * k], y[2 * k]),
+                                           _mm256_maddubs_epi16(w[2 * k + 1], y[2 * k + 1]));
+        s[k] = _mm256_madd_epi16(p, ones);
+    }
+    lo = _mm256_add_epi32(lo, _mm256_add_epi32(s[0], s[1]));
+    hi = _mm256_add_epi32(hi, _mm256_add_epi32(s[2], s[3]));
+}
+
+// The 4 x 8 dword transpose of four 32-byte chunks: cols[k] = [column k |
+// column k + 4], column j being dword j of chunks 0..3.
+inline void chunk_columns(const uint8_t* p, __m256i (&cols)[4]) {
+    const __m256i c0 = load256(p), c1 = load256(p + 32), c2 = load256(p + 64), c3 = load256(p + 96);
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+    cols[0] = _mm256_unpacklo_epi64(t0, t2);
+    cols[1] = _mm256_unpackhi_epi64(t0, t2);
+    cols[2] = _mm256_unpacklo_epi64(t1, t3);
+    cols[3] = _mm256_unpackhi_epi64(t1, t3);
+}
+
+// Column j of chunk_columns spread over the lanes by idx (0..3 pick chunks).
+inline __m256i column(const __m256i (&cols)[4], int j, __m256i idx) {
+    return _mm256_permutevar8x32_epi32(cols[j % 4], j < 4 ? idx : _mm256_add_epi32(idx, _mm256_set1_epi32(4)));
+}
+
+// 512-bit helpers (templates, so the AVX2 build never compiles them).
+template <bool kOn = kVnni>
+inline __m512 join_halves(__m256 lo, __m256 hi) {
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+template <bool kOn = kVnni>
+inline __m512i broadcast_field(const uint8_t* sup, size_t off) {
+    return _mm512_broadcast_i64x4(load256(quad_field(sup, off)));
+}
+template <bool kOn = kVnni>
+inline __m512 broadcast_field_ps(const uint8_t* sup, size_t off) {
+    return both_halves(load_field_ps(sup, off));
+}
+// w[j] of row a | w[j] of row b from each row's w[2i] | w[2i + 1].
+template <bool kOn = kVnni>
+inline void pair_rows(const __m512i (&za)[4], const __m512i (&zb)[4], __m512i (&w)[8]) {
+    for (int i = 0; i < 4; ++i) {
+        w[2 * i] = _mm512_shuffle_i64x2(za[i], zb[i], 0x44);
+        w[2 * i + 1] = _mm512_shuffle_i64x2(za[i], zb[i], 0xEE);
+    }
+}
+// The two chains over both halves (two rows of one token); two of four
+// dots each also halve the latency of one chain of eight (measured faster).
+template <bool kOn = kVnni>
+inline void chains512(const __m512i (&w)[8], const __m512i (&y)[8], __m512i& lo, __m512i& hi) {
+    for (int j = 0; j < 4; ++j) lo = _mm512_dpbusd_epi32(lo, w[j], y[j]);
+    for (int j = 4; j < 8; ++j) hi = _mm512_dpbusd_epi32(hi, w[j], y[j]);
+}
+// One row of one token: z[i] = w[2i] | w[2i + 1] against y[i] = that
+// token's fields 2i | 2i + 1; the halves' sums are added, so the lanes
+// equal chains256's.
+template <bool kOn = kVnni>
+inline void chains_one(const __m512i (&z)[4], const __m512i (&y)[4], __m256i& lo, __m256i& hi) {
+    const __m512i l = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), z[0], y[0]), z[1], y[1]);
+    const __m512i h = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), z[2], y[2]), z[3], y[3]);
+    lo = _mm256_add_epi32(lo, _mm256_add_epi32(_mm512_castsi512_si256(l), _mm512_extracti64x4_epi64(l, 1)));
+    hi = _mm256_add_epi32(hi, _mm256_add_epi32(_mm512_castsi512_si256(h), _mm512_extracti64x4_epi64(h, 1)));
+}
+
+// ---- Q4_K: d * sc_L * dot_L - dmin * m_L * sum_L, times d_y ----
+
+// The eight 6-bit scales and mins of a Q4_K block as bytes, 32 bits at a
+// time (the bit layout kquant_scale_min reads one value at a time).
+inline void q4_k_scales(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
+    uint32_t a, b, c;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + 4, 4);
+    std::memcpy(&c, s + 8, 4);
+    const uint32_t sc_hi = (c & 0x0F0F0F0F) | (((a >> 6) & 0x03030303) << 4);
+    const uint32_t mn_hi = ((c >> 4) & 0x0F0F0F0F) | (((b >> 6) & 0x03030303) << 4);
+    *sc = (a & 0x3F3F3F3F) | (uint64_t{sc_hi} << 32);
+    *mn = (b & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
+}
+
+// The odd lanes (high nibbles) of Q4_K's integer dots hold 16 times the
+// sub-block's dot: VNNI multiplies a high nibble in place (byte & 0xF0)
+// rather than shifting it down, and AVX2 scales its sums to match. Their
+// scale is d * scale_L / 16, so every product is the same real number, and
+// a power of two changes no rounding.
+inline __m256i nibble_shift() { return _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4); }
+
+inline __m256 byte_lanes(uint64_t v8) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(v8))));
+}
+
+template <bool kOn = kVnni>
+struct Q4_KSuper {
+    using Block = BlockQ4_K;
+
+    // d * scale_L (over 16 in odd lanes) and dmin * min_L in lane L.
+    struct Scales {
+        __m256 a, b;
+    };
+    static Scales scales(const Block& x) {
+        uint64_t sc8, mn8;
+        q4_k_scales(x.scales, &sc8, &mn8);
+        const __m256 sixteenths = _mm256_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1, 0.0625f);
+        const __m256 d = _mm256_mul_ps(_mm256_set1_ps(h2f(x.d)), sixteenths);
+        return {_mm256_mul_ps(byte_lanes(sc8), d),
+                _mm256_mul_ps(byte_lanes(mn8), _mm256_set1_ps(h2f(x.dmin)))};
+    }
+    // acc += d_y (a_L dot_L) - b_L msum_L, lane by lane.
+    static __m256 apply(__m256i dot, const Scales& s, __m256 d, __m256 msum, __m256 acc) {
+        acc = _mm256_fmadd_ps(s.a, _mm256_mul_ps(_mm256_cvtepi32_ps(dot), d), acc);
+        return _mm256_fnmadd_ps(s.b, msum, acc);
+    }
+
+    // AVX2: w[j] lane 2c (2c+1) holds the low (high, shifted down) nibbles
+    // of dword j of the block's 32-byte chunk c, i.e. elements 4j..4j+3 of
+    // sub-block 2c (2c+1).
+    struct Row256 {
+        __m256i w[8];
+        Scales s;
+    };
+    static Row256 row256(const Block& x) {
+        Row256 r;
+        __m256i cols[4];
+        chunk_columns(x.qs, cols);
+        const __m256i idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), m4 = _mm256_set1_epi8(0x0F);
+        for (int j = 0; j < 8; ++j) {
+            r.w[j] = _mm256_and_si256(_mm256_srlv_epi32(column(cols, j, idx), nibble_shift()), m4);
+        }
+        r.s = scales(x);
+        return r;
+    }
+    static __m256 fma256(const Row256& r, const SuperAct& a, __m256 acc) {
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        chains256(r.w, a.q, lo, hi);
+        const __m256i dot = _mm256_sllv_epi32(_mm256_add_epi32(lo, hi), nibble_shift());
+        return apply(dot, r.s, a.d, load_field_ps(a.sup, offsetof(ActSuperQ8_K, msum)), acc);
+    }
+
+    // VNNI: w[2i] | w[2i + 1] with high nibbles in place, straight from the
+    // block's 128 bytes by one two-source dword permute and a mask each.
+    static void weights512(const Block& x, __m512i (&z)[4]) {
+        const __m512i v0 = load512(x.qs), v1 = load512(x.qs + 64);
+        const __m512i mask = _mm512_set1_epi64(static_cast<long long>(0xF0F0F0F00F0F0F0FULL));
+        for (int i = 0; i < 4; ++i) {
+            // Dword j of chunk c is dword 8c + j of (v0, v1).
+            const __m512i idx = _mm512_add_epi32(
+                _mm512_setr_epi32(0, 0, 8, 8, 16, 16, 24, 24, 1, 1, 9, 9, 17, 17, 25, 25), _mm512_set1_epi32(2 * i));
+            z[i] = _mm512_and_si512(_mm512_permutex2var_epi32(v0, idx, v1), mask);
+        }
+    }
+    static __m256 fma_one(const Block& x, const __m512i (&y)[4], const uint8_t* sup, __m256 d, __m256 acc) {
+        __m512i z[4];
+        weights512(x, z);
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        chains_one(z, y, lo, hi);
+        return apply(_mm256_add_epi32(lo, hi), scales(x), d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
+    }
+
+    struct RowPair {
+        __m512i w[8];
+        __m512 a, b;
+    };
+    static RowPair row_pair(const Block& x0, const Block& x1) {
+        RowPair r;
+        __m512i z0[4], z1[4];
+        weights512(x0, z0);
+        weights512(x1, z1);
+        pair_rows(z0, z1, r.w);
+        const Scales s0 = scales(x0), s1 = scales(x1);
+        r.a = join_halves(s0.a, s1.a);
+        r.b = join_halves(s0.b, s1.b);
+        return r;
+    }
+    static __m512 fma_pair(const RowPair& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
+        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+        chains512(r.w, y, lo, hi);
+        const __m512i dot = _mm512_add_epi32(lo, hi);
+        acc = _mm512_fmadd_ps(r.a, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), d), acc);
+        return _mm512_fnmadd_ps(r.b, broadcast_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
+    }
+};
+
+// ---- Q6_K: d * d_y * (sc_2L * lo_L + sc_2L+1 * hi_L) ----
+//
+// Lane L is sub-block L = elements 128h + 32k .. +31 (h = L / 4, k = L % 4);
+// its four bytes in w[j] come from ql dword 16h + 8(k % 2) + j (nibble
+// k / 2) and qh dword 8h + j (bit pair k). The chains start from the
+// activations' -32 x group sums, so they end at the exact dots of q - 32.
+
+template <bool kOn = kVnni>
+struct Q6_KSuper {
+    using Block = BlockQ6_K;
+
+    // d * scale of each lane's first (lo) and second (hi) group of 16.
+    struct Scales {
+        __m256 lo, hi;
+    };
+    static Scales scales(const Block& x) {
+        const __m128i s = _mm_shuffle_epi8(load128(x.scales),
+                                           _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+        const __m256 d = _mm256_set1_ps(h2f(x.d));
+        return {_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s)), d),
+                _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s, 8))), d)};
+    }
+    // acc += d_y (lo_scale lo + hi_scale hi), lane by lane.
+    static __m256 apply(__m256i lo, __m256i hi, const Scales& s, __m256 d, __m256 acc) {
+        const __m256 t = _mm256_fmadd_ps(s.hi, _mm256_cvtepi32_ps(hi), _mm256_mul_ps(s.lo, _mm256_cvtepi32_ps(lo)));
+        return _mm256_fmadd_ps(t, d, acc);
+    }
+
+    struct Row256 {
+        __m256i w[8];
+        Scales s;
+    };
+    static Row256 row256(const Block& x) {
+        Row256 r;
+        __m256i cols[4];
+        chunk_columns(x.ql, cols);  // ql chunk 2h + k % 2 holds lane L's low bits
+        const __m256i lo_idx = _mm256_setr_epi32(0, 1, 0, 1, 2, 3, 2, 3);
+        const __m256i lo_shift = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
+        const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+        // Per 128-bit half: dwords (j of qh half 0, j of qh half 1, j + 1 of
+        // each), j = 0, 4 (hq[0]) or 2, 6 (hq[1]).
+        const __m256i h0 = load256(x.qh), h1 = load256(x.qh + 32);
+        const __m256i hq[2] = {_mm256_unpacklo_epi32(h0, h1), _mm256_unpackhi_epi32(h0, h1)};
+        for (int j = 0; j < 8; ++j) {
+            const int p = 4 * (j / 4) + 2 * (j % 2);
+            const __m256i pick = _mm256_setr_epi32(p, p, p, p, p + 1, p + 1, p + 1, p + 1);
+            const __m256i hb = _mm256_permutevar8x32_epi32(hq[(j / 2) % 2], pick);
+            const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hb, hi_shift), m2), 4);
+            const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(column(cols, j, lo_idx), lo_shift), m4);
+            r.w[j] = _mm256_or_si256(lo, hi);
+        }
+        r.s = scales(x);
+        return r;
+    }
+    static __m256 fma256(const Row256& r, const SuperAct& a, __m256 acc) {
+        __m256i lo = load_field(a.sup, offsetof(ActSuperQ8_K, neg32));
+        __m256i hi = load_field(a.sup, offsetof(ActSuperQ8_K, neg32) + kQuadField);
+        chains256(r.w, a.q, lo, hi);
+        return apply(lo, hi, r.s, a.d, acc);
+    }
+
+    // VNNI: w[2i] | w[2i + 1] by two permutes (low bits from ql, high bit
+    // pairs from qh rotated to bits 4-5) and one ternary-logic merge each.
+    static void weights512(const Block& x, __m512i (&z)[4]) {
+        const __m512i ql0 = load512(x.ql), ql1 = load512(x.ql + 64), qh = load512(x.qh);
+        const __m512i lo_shift = _mm512_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4);
+        const __m512i hi_rot = _mm512_setr_epi32(4, 2, 0, 30, 4, 2, 0, 30, 4, 2, 0, 30, 4, 2, 0, 30);
+        for (int i = 0; i < 4; ++i) {
+            const __m512i j = _mm512_set1_epi32(2 * i);
+            const __m512i lo_idx =
+                _mm512_add_epi32(_mm512_setr_epi32(0, 8, 0, 8, 16, 24, 16, 24, 1, 9, 1, 9, 17, 25, 17, 25), j);
+            const __m512i hi_idx =
+                _mm512_add_epi32(_mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 1, 1, 1, 1, 9, 9, 9, 9), j);
+            const __m512i lo_bytes = _mm512_permutex2var_epi32(ql0, lo_idx, ql1);
+            const __m512i lo = _mm512_and_si512(_mm512_srlv_epi32(lo_bytes, lo_shift), _mm512_set1_epi8(0x0F));
+            const __m512i hi = _mm512_rolv_epi32(_mm512_permutexvar_epi32(hi_idx, qh), hi_rot);
+            z[i] = _mm512_ternarylogic_epi32(lo, hi, _mm512_set1_epi8(0x30), 0xF8);  // lo | (hi & 0x30)
+        }
+    }
+    static __m256 fma_one(const Block& x, const __m512i (&y)[4], const uint8_t* sup, __m256 d, __m256 acc) {
+        __m512i z[4];
+        weights512(x, z);
+        __m256i lo = load_field(sup, offsetof(ActSuperQ8_K, neg32));
+        __m256i hi = load_field(sup, offsetof(ActSuperQ8_K, neg32) + kQuadField);
+        chains_one(z, y, lo, hi);
+        return apply(lo, hi, scales(x), d, acc);
+    }
+
+    struct RowPair {
+        __m512i w[8];
+        __m512 lo, hi;
+    };
+    static RowPair row_pair(const Block& x0, const Block& x1) {
+        RowPair r;
+        __m512i z0[4], z1[4];
+        weights512(x0, z0);
+        weights512(x1, z1);
+        pair_rows(z0, z1, r.w);
+        const Scales s0 = scales(x0), s1 = scales(x1);
+        r.lo = join_halves(s0.lo, s1.lo);
+        r.hi = join_halves(s0.hi, s1.hi);
+        return r;
+    }
+    static __m512 fma_pair(const RowPair& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
+        __m512i lo = broadcast_field(sup, offsetof(ActSuperQ8_K, neg32));
+        __m512i hi = broadcast_field(sup, offsetof(ActSuperQ8_K, neg32) + kQuadField);
+        chains512(r.w, y, lo, hi);
+        const __m512 t = _mm512_fmadd_ps(r.hi, _mm512_cvtepi32_ps(hi), _mm512_mul_ps(r.lo, _mm512_cvtepi32_ps(lo)));
+        return _mm512_fmadd_ps(t, d, acc);
+    }
+};
+
+// ---- Tiles ----
+
+template <class Block, int NR>
+inline void super_rows_start(const uint8_t* w, size_t w_stride, const Block* (&x)[NR]) {
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+}
+
+// The AVX2 level's tiles, 256-bit.
+template <class F, int NR, int NT>
+void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+                size_t out_stride) {
+    using Block = typename F::Block;
+    const Block* x[NR];
+    super_rows_start<Block, NR>(w, w_stride, x);
+    const ActTokens<Block, NT> y(act, stride);
+    __m256 acc[NR][NT];
+    for (int r = 0; r < NR; ++r) {
+        for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        prefetch_step<NR, Block, 1>(pf, ib);
+        typename F::Row256 rw[NR];
+        for (int r = 0; r < NR; ++r) rw[r] = F::row256(x[r][ib]);
+        for (int t = 0; t < NT; ++t) {
+            const SuperAct a = load_super_act(y.quad(t, ib));
+            for (int r = 0; r < NR; ++r) acc[r][t] = F::fma256(rw[r], a, acc[r][t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        for (int r = 0; r < NR; ++r) out[t * out_stride + r] = hsum_ps(acc[r][t]);
+    }
+}
+
+// Two rows per 512-bit vector on VNNI (lanes 0-7 the first): each half does
+// the 256-bit arithmetic for its row and a token's activation fields are
+// broadcast to both halves, so the registers hold one set of eight weight
+// vectors per row pair, a tile of 2 rows x 8 tokens fits, and each
+// activation field is loaded once for both rows. An odd last row is paired
+// with itself.
+template <class F, int NR, int NT>
+void super_row_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+                     size_t out_stride) {
+    using Block = typename F::Block;
+    constexpr int kPairs = (NR + 1) / 2;
+    const Block* x[2 * kPairs];
+    for (int r = 0; r < 2 * kPairs; ++r) x[r] = reinterpret_cast<const Block*>(w + std::min(r, NR - 1) * w_stride);
+    const ActTokens<Block, NT> y(act, stride);
+    __m512 acc[kPairs][NT];
+    for (int p = 0; p < kPairs; ++p) {
+        for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
+    }
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        prefetch_step<NR, Block, 1>(pf, ib);
+        typename F::RowPair rp[kPairs];
+        for (int p = 0; p < kPairs; ++p) rp[p] = F::row_pair(x[2 * p][ib], x[2 * p + 1][ib]);
+        for (int t = 0; t < NT; ++t) {
+            const uint8_t* sup = y.quad(t, ib);
+            __m512i yq[8];
+            for (int j = 0; j < 8; ++j) yq[j] = broadcast_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j);
+            const float* d_field = reinterpret_cast<const float*>(quad_field(sup, offsetof(ActSuperQ8_K, d)));
+            const __m512 d = _mm512_set1_ps(*d_field);
+            for (int p = 0; p < kPairs; ++p) acc[p][t] = F::fma_pair(rp[p], yq, sup, d, acc[p][t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        for (int r = 0; r < NR; ++r) {
+            const __m512 v = acc[r / 2][t];
+            out[t * out_stride + r] = hsum_ps(r % 2 == 0 ? _mm512_castps512_ps256(v) : upper_half(v));
+        }
+    }
+}
+
+// One token (decode) on VNNI: per row, four 512-bit dots over its w[2i] |
+// w[2i + 1] and the token's fields 2i | 2i + 1, the halves then added.
+template <class F, int NR>
+void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out) {
+    using Block = typename F::Block;
+    const Block* x[NR];
+    super_rows_start<Block, NR>(w, w_stride, x);
+    const ActTokens<Block, 1> y(act, 0);
+    __m256 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        prefetch_step<NR, Block, 1>(pf, ib);
+        const uint8_t* sup = y.quad(0, ib);
+        __m512i yq[4];
+        for (int i = 0; i < 4; ++i) {
+            const uint8_t* f = quad_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * 2 * i);
+            yq[i] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(f)), load256(f + 2 * kQuadField), 1);
+        }
+        const __m256 d = load_field_ps(sup, offsetof(ActSuperQ8_K, d));
+        for (int r = 0; r < NR; ++r) acc[r] = F::fma_one(x[r][ib], yq, sup, d, acc[r]);
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum_ps(acc[r]);
+}
+
+// Splits a tile into register-sized shapes, all of its tokens at once: on
+// VNNI 4 rows for one token (decode) or 2 rows x up to 8 tokens; on AVX2
+// 1 row x up to 8 tokens (the weights take half the 16 registers; the
+// accumulators spill, which measured faster than unpacking the weights for
+// every 2 or 4 tokens).
+template <class F, int NR, int NT>
+void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1;
+    if constexpr (NR > kRows) {
+        super_tile<F, kRows, NT>(nb, w, ws, a, as, o, os);
+        super_tile<F, NR - kRows, NT>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
+    } else if constexpr (kVnni && NT == 1) {
+        super_one_token_rows<F, NR>(nb, w, ws, a, o);
+    } else if constexpr (kVnni) {
+        super_row_pairs<F, NR, NT>(nb, w, ws, a, as, o, os);
+    } else {
+        super_rows<F, NR, NT>(nb, w, ws, a, as, o, os);
+    }
+}
+
+template <int NR, int NT>
+struct Q4_KSupers {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        super_tile<Q4_KSuper<>, NR, NT>(n / kQKK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q6_KSupers {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        super_tile<Q6_KSuper<>, NR, NT>(n / kQKK, w, ws, a, as, o, os);
+    }
+};
