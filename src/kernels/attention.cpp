@@ -23,6 +23,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // from memory once per piece and from L1 for the other rows.
 constexpr int kMaxRowsPerPiece = 32;
 constexpr int kMaxTokensPerPiece = 8;
+// Fewer whole-row pieces than this per thread and pieces split by KV head.
+constexpr int64_t kMinPiecesPerThread = 2;
 // Contexts are cut at fixed multiples of this many positions (rounded up to
 // whole blocks) and the pieces merged, so long single-sequence decodes spread
 // over all cores, and a row's result depends only on its own context, never
@@ -80,7 +82,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
 // The range kernel in plain C++: the same block-at-a-time algorithm as the
 // SIMD versions, one query row at a time.
 void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnRange& r) {
-    const int hd = s.head_dim, rows = r.n_tok * r.group;
+    const int hd = s.head_dim, per_tok = r.n_kv_heads * r.group, rows = r.n_tok * per_tok;
     std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
@@ -91,14 +93,14 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
         const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
         const int64_t slot0 = static_cast<int64_t>(kv.block_table[block]) * kv.block_size - block * kv.block_size;
         for (int row = 0; row < rows; ++row) {
-            const int i = row / r.group, g = row % r.group;
+            const int i = row / per_tok, hg = row % per_tok, kv_head = r.kv_head + hg / r.group;
             const int64_t row_end = std::min(end, r.ctx0 + i);
             if (row_end <= start) continue;
-            const float* q = r.q + i * r.q_stride + g * hd;
+            const float* q = r.q + i * r.q_stride + hg * hd;
             float* acc = r.acc + static_cast<int64_t>(row) * hd;
             float block_max = kNegInf;
             for (int64_t p = start; p < row_end; ++p) {
-                load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + p, r.kv_head, hd, row_buf);
+                load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + p, kv_head, hd, row_buf);
                 scores[p - start] = dot(q, row_buf, hd) * s.scale;
                 block_max = std::max(block_max, scores[p - start]);
             }
@@ -109,7 +111,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             for (int64_t p = start; p < row_end; ++p) {
                 const float e = std::exp(scores[p - start] - new_max);
                 r.l[row] += e;
-                load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + p, r.kv_head, hd, row_buf);
+                load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + p, kv_head, hd, row_buf);
                 for (int d = 0; d < hd; ++d) acc[d] += e * row_buf[d];
             }
             r.m[row] = new_max;
@@ -120,9 +122,10 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
 
 // out row = acc / l for a piece that covers its rows' whole context.
 void finalize_piece(const AttnRange& r, int head_dim, float* out_base, int64_t out_stride) {
-    for (int row = 0; row < r.n_tok * r.group; ++row) {
-        const int i = row / r.group, g = row % r.group;
-        float* out = out_base + i * out_stride + g * head_dim;
+    const int per_tok = r.n_kv_heads * r.group;  // rows of a token: its q (and out) row in order
+    for (int row = 0; row < r.n_tok * per_tok; ++row) {
+        const int i = row / per_tok, hg = row % per_tok;
+        float* out = out_base + i * out_stride + hg * head_dim;
         const float inv = r.l[row] > 0.0f ? 1.0f / r.l[row] : 0.0f;
         const float* acc = r.acc + static_cast<int64_t>(row) * head_dim;
         for (int d = 0; d < head_dim; ++d) out[d] = acc[d] * inv;
@@ -132,9 +135,10 @@ void finalize_piece(const AttnRange& r, int head_dim, float* out_base, int64_t o
 // Combines the partial softmax sums of pieces [first, last) of one item.
 void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base, int64_t out_stride) {
     const AttnRange& r0 = pieces[0];
-    for (int row = 0; row < r0.n_tok * r0.group; ++row) {
-        const int i = row / r0.group, g = row % r0.group;
-        float* out = out_base + i * out_stride + g * head_dim;
+    const int per_tok = r0.n_kv_heads * r0.group;
+    for (int row = 0; row < r0.n_tok * per_tok; ++row) {
+        const int i = row / per_tok, hg = row % per_tok;
+        float* out = out_base + i * out_stride + hg * head_dim;
         float m = kNegInf;
         for (int p = 0; p < n; ++p) m = std::max(m, pieces[p].m[row]);
         float l = 0.0f;
@@ -177,8 +181,19 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
     const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
     const AttendRangeFn kernel = find_attend_range(level, hd, kv_pools.k_type, kv_pools.v_type);
 
-    // Items: (token run of one sequence, KV head), each cut into pieces.
+    // Items: (token run of one sequence, KV heads), each cut into pieces.
     const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
+    // A piece takes every KV head, so it reads whole K/V rows (one head's
+    // slice of each row is a strided access the hardware prefetchers do not
+    // follow: ~4x slower once the KV does not fit the cache) - unless that
+    // leaves too few pieces to keep the threads busy. Each row is computed
+    // the same way in either case.
+    int64_t whole_row_pieces = 0;
+    for (const AttnSeq& sq : seqs) {
+        const int64_t ctx_max = sq.pos0 + sq.n_tokens;
+        whole_row_pieces += (sq.n_tokens + tok_per_piece - 1) / tok_per_piece * ((ctx_max + step - 1) / step);
+    }
+    const int heads_per_piece = whole_row_pieces >= kMinPiecesPerThread * pool.size() ? s.n_head_kv : 1;
 
     auto& pieces = scratch.pieces;
     auto& info = scratch.info;
@@ -191,14 +206,14 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
         for (int t0 = 0; t0 < sq.n_tokens; t0 += tok_per_piece) {
             const int n_tok = std::min(tok_per_piece, sq.n_tokens - t0);
             const int64_t ctx0 = sq.pos0 + t0 + 1, ctx_max = ctx0 + n_tok - 1;
-            for (int h = 0; h < s.n_head_kv; ++h) {
+            for (int h = 0; h < s.n_head_kv; h += heads_per_piece) {
                 const int64_t out_offset = (sq.first + t0) * q_dim + static_cast<int64_t>(h) * group * hd;
                 const bool split = step < ctx_max;
                 for (int64_t p0 = 0; p0 < ctx_max; p0 += step) {
-                    pieces.push_back(AttnRange{q + out_offset, q_dim, n_tok, group, h, ctx0, p0,
+                    pieces.push_back(AttnRange{q + out_offset, q_dim, n_tok, group, h, heads_per_piece, ctx0, p0,
                                                std::min(ctx_max, p0 + step), nullptr, nullptr, nullptr});
                     info.push_back(AttnPieceInfo{static_cast<int32_t>(si), split ? n_split_items : -1, out_offset});
-                    partial_floats += static_cast<size_t>(n_tok) * group * (hd + 2);
+                    partial_floats += static_cast<size_t>(n_tok) * group * heads_per_piece * (hd + 2);
                 }
                 n_split_items += split ? 1 : 0;
             }
@@ -207,7 +222,7 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
     if (scratch.partial.size() < partial_floats) scratch.partial.resize(partial_floats);
     size_t off = 0;
     for (AttnRange& r : pieces) {
-        const size_t rows = static_cast<size_t>(r.n_tok) * r.group;
+        const size_t rows = static_cast<size_t>(r.n_tok) * r.group * r.n_kv_heads;
         r.acc = scratch.partial.data() + off;
         r.m = r.acc + rows * hd;
         r.l = r.m + rows;

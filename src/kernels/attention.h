@@ -39,16 +39,19 @@ struct AttentionShape {
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out);
 
 // One work piece for a range kernel: query rows of n_tok consecutive tokens
-// of one sequence x `group` query heads of KV head kv_head, against the
-// positions [p0, p1) (token i sees positions < ctx0 + i). Row r = i * group +
-// g reads q + i * q_stride + g * head_dim. Outputs are the unnormalised
-// softmax-weighted V sum, the running max and the running sum per row.
+// of one sequence x the `group` query heads of each of the n_kv_heads KV
+// heads from kv_head, against the positions [p0, p1) (token i sees positions
+// < ctx0 + i). Row r = (i * n_kv_heads + h) * group + g reads
+// q + i * q_stride + (h * group + g) * head_dim and attends to KV head
+// kv_head + h. Outputs are the unnormalised softmax-weighted V sum, the
+// running max and the running sum per row.
 struct AttnRange {
     const float* q;
     int64_t q_stride;
     int n_tok;
     int group;
     int kv_head;
+    int n_kv_heads;
     int64_t ctx0;
     int64_t p0, p1;
     float* acc;  // [n_tok * group, head_dim]

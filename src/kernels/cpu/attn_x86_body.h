@@ -162,17 +162,35 @@ inline void attend_tile(const AttentionShape& s, const float* const* q, float* c
     accumulate_tile<VL, R>(acc, v_rows, v_row_bytes, score_rows, n, corr, s.head_dim);
 }
 
+// attend_tile for nr <= kTileRows rows.
+template <class KL, class VL>
+inline void attend_rows(const AttentionShape& s, int nr, const float* const* q, float* const* acc, float* m, float* l,
+                        const uint8_t* k, int64_t kb, const uint8_t* v, int64_t vb, int n,
+                        float (*scores)[256 + 16]) {
+    switch (nr) {
+        case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, k, kb, v, vb, n, scores); return;
+        case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, k, kb, v, vb, n, scores); return;
+        case 3:
+            if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, k, kb, v, vb, n, scores);
+            return;
+        default:
+            if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, k, kb, v, vb, n, scores);
+            return;
+    }
+}
+
 template <class KL, class VL>
 void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRange& r) {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-    const int hd = s.head_dim, rows = r.n_tok * r.group;
+    const int hd = s.head_dim, per_tok = r.n_kv_heads * r.group, rows = r.n_tok * per_tok;
     std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
     alignas(64) float scores[kTileRows][256 + 16];
-    const int64_t head_elems = static_cast<int64_t>(r.kv_head) * hd;
-    const uint8_t* k_pool = kv.k_pool + kv_row_bytes(kv.k_type, head_elems);
-    const uint8_t* v_pool = kv.v_pool + kv_row_bytes(kv.v_type, head_elems);
+    // Byte offset of a KV head's slice in a row (Q8_0 heads are whole blocks).
+    const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd), v_head_bytes = kv_row_bytes(kv.v_type, hd);
+    const uint8_t* k_pool = kv.k_pool + r.kv_head * k_head_bytes;
+    const uint8_t* v_pool = kv.v_pool + r.kv_head * v_head_bytes;
     for (int64_t start = r.p0; start < r.p1;) {
         const int64_t block = start / kv.block_size;
         const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
@@ -184,27 +202,21 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
             const int64_t row_end = std::min(end, r.ctx0 + i);
             if (row_end <= start) continue;
             const int n = static_cast<int>(row_end - start);
-            for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
-                const int nr = std::min(kTileRows, r.group - g0);
-                const int row0 = i * r.group + g0;
-                const float* q[kTileRows];
-                float* acc[kTileRows];
-                for (int t = 0; t < nr; ++t) {
-                    q[t] = r.q + i * r.q_stride + (g0 + t) * hd;
-                    acc[t] = r.acc + static_cast<int64_t>(row0 + t) * hd;
-                }
-                float* m = r.m + row0;
-                float* l = r.l + row0;
-                const int64_t kb = kv.k_row_bytes, vb = kv.v_row_bytes;
-                switch (nr) {
-                    case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores); break;
-                    case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores); break;
-                    case 3:
-                        if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores);
-                        break;
-                    default:
-                        if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, k_rows, kb, v_rows, vb, n, scores);
-                        break;
+            for (int hh = 0; hh < r.n_kv_heads; ++hh) {
+                const uint8_t* k_head = k_rows + hh * k_head_bytes;
+                const uint8_t* v_head = v_rows + hh * v_head_bytes;
+                for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
+                    const int nr = std::min(kTileRows, r.group - g0);
+                    const int hg = hh * r.group + g0;  // the tile's first row within the token
+                    const int64_t row0 = static_cast<int64_t>(i) * per_tok + hg;
+                    const float* q[kTileRows];
+                    float* acc[kTileRows];
+                    for (int t = 0; t < nr; ++t) {
+                        q[t] = r.q + i * r.q_stride + (hg + t) * hd;
+                        acc[t] = r.acc + (row0 + t) * hd;
+                    }
+                    attend_rows<KL, VL>(s, nr, q, acc, r.m + row0, r.l + row0, k_head, kv.k_row_bytes, v_head,
+                                        kv.v_row_bytes, n, scores);
                 }
             }
         }
