@@ -72,6 +72,7 @@ bool generate_to_stdout(LoadedModel& loaded, const std::vector<int32_t>& prompt,
         return true;
     });
     std::printf("\n");
+    std::fflush(stdout);  // before the stderr lines below, when both go to one terminal or pipe
     if (!result) {
         std::fprintf(stderr, "tessera %s: %s\n", command, result.error().c_str());
         return false;
