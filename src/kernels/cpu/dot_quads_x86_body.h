@@ -1,11 +1,12 @@
-// Tiled Q4_0, Q5_0, Q8_0, Q4_1 and Q5_1 kernels over activations prepared as ActQuads
-// (kernels/act_quads.h). A step covers four blocks of a row: the weight bytes
-// are arranged like ActQuad::qs (8 elements of each block per vector, blocks
-// in lane pairs a a c c b b d d), so four chained byte dots leave two int32
-// lanes per block and a single convert, scale multiply and FMA follow, where
-// a block at a time needed one each per block. Every output walks its row in
-// the same steps whatever tile it is in, and the AVX2 and VNNI lane sums are
-// equal integers, so results are bit-identical across tiles and levels.
+// Tiled Q4_0, Q5_0, Q8_0, Q4_1 and Q5_1 kernels over activations prepared as
+// ActQuads (kernels/act_quads.h). A step covers four blocks of a row: the
+// weight bytes are arranged like ActQuad::qs (8 elements of each block per
+// vector, blocks in lane pairs a a c c b b d d), so four chained byte dots
+// leave two int32 lanes per block and a single convert, scale multiply and
+// FMA follow, where a block at a time needed one each per block. Every output
+// walks its row in the same steps whatever tile it is in, and the AVX2 and
+// VNNI lane sums are equal integers, so results are bit-identical across
+// tiles and levels.
 // Included after dot_rows_x86_body.h, same namespace.
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
@@ -167,8 +168,8 @@ inline __m256i quad_dot(const WeightQuad& w, const ActRegs& a) {
     }
 }
 
-// acc += the four blocks' dot of one row and one token (for Q4_1 / Q5_1 first the
-// min terms m_x * s_y, one lane per block).
+// acc += the four blocks' dot of one row and one token (for Q4_1 / Q5_1
+// first the min terms m_x * s_y, one lane per block).
 template <class Block>
 inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
     const __m256i q = quad_dot<Block>(w, a);
