@@ -1,7 +1,7 @@
-// Q8_0 / Q8_1 / Q8_K activation rows re-laid out for the tiled Q4_0, Q8_0,
-// Q4_1, Q4_K and Q6_K kernels, once per matmul: everything those kernels would
-// otherwise recompute per weight row (byte shuffles, offset sums, scales) is
-// done here, once per token.
+// Q8_0 / Q8_1 / Q8_K activation rows re-laid out for the tiled Q4_0, Q5_0,
+// Q8_0, Q4_1, Q5_1, Q4_K and Q6_K kernels, once per matmul: everything those
+// kernels would otherwise recompute per weight row (byte shuffles, offset
+// sums, scales) is done here, once per token.
 #pragma once
 
 #include <cstddef>
@@ -19,15 +19,15 @@ inline constexpr int kQuadBlocks = 4;
 // lanes per block in the order (a a c c b b d d).
 struct ActQuad {
     int8_t qs[4][32];
-    int32_t neg8[8];    // per lane: -8 * the sum of the 16 elements it covers
+    int32_t neg8[8];    // per lane: -8 * the sum of the 16 elements it covers (Q5_0 doubles it)
     int32_t neg128[8];  // the same times 128 (unsigned-offset Q8_0 weights)
     float d[8];         // block scales in the order (a a c c b b d d)
 };
 static_assert(sizeof(ActQuad) == 224);
 
-// Four Q8_1 blocks for Q4_1 weights (unsigned, so no offset sums); s holds
-// each block's d * sum(qs) in its first lane of (a a c c b b d d), 0 in the
-// second, for the min term m_x * s_y.
+// Four Q8_1 blocks for Q4_1 and Q5_1 weights (unsigned, so no offset sums);
+// s holds each block's d * sum(qs) in its first lane of (a a c c b b d d), 0
+// in the second, for the min term m_x * s_y.
 struct ActQuadQ8_1 {
     int8_t qs[4][32];
     float d[8];

@@ -183,6 +183,48 @@ TEST(DotKernelsTest, KQuantExtremesStayExact) {
     }
 }
 
+// The 32-element formats at the integer extremes: weight bytes all 0xFF
+// (Q4 nibbles 15, Q5 values 31 with every fifth bit set, Q8_0 -1) or all 0
+// (Q4_0 -8, Q5_0 -16), activations all +-127 or -128. Q5's 31 is the largest
+// unsigned byte the AVX2 kernels sum four maddubs pairs of in int16. (Q8_0
+// weights skip -128: AVX2 multiplies them through sign(y, w), which needs
+// y > -128, and quantize_row never writes -128.)
+TEST(DotKernelsTest, LegacyExtremesStayExact) {
+    constexpr int64_t n = 5 * kQK;  // one step of four blocks and a tail block
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
+        const GgmlType at = activation_type_for(t);
+        const size_t stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> acts(stride * 3);
+        for (int k = 0; k < 3; ++k) {
+            const std::vector<float> x(n, k == 0 ? 1.0f : -1.0f);
+            quantize_row(at, x.data(), acts.data() + k * stride, n);
+        }
+        // quantize_row gives +-127; the third row is -128 with the same scale.
+        const size_t ab = stride / (n / kQK), q_at = at == GgmlType::Q8_1 ? 4 : 2;
+        for (int64_t b = 0; b < n / kQK; ++b) std::memset(acts.data() + 2 * stride + b * ab + q_at, 0x80, kQK);
+        const bool has_min = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
+        for (uint8_t fill : {uint8_t{0xFF}, uint8_t{0x00}}) {
+            std::vector<uint8_t> w(*ggml_row_bytes(t, n), fill);
+            const size_t wb = w.size() / (n / kQK);
+            for (int64_t b = 0; b < n / kQK; ++b) {
+                const uint16_t h = fp32_to_fp16(0.5f);
+                std::memcpy(w.data() + b * wb, &h, sizeof h);
+                if (has_min) std::memcpy(w.data() + b * wb + 2, &h, sizeof h);
+            }
+            const int n_act = t == GgmlType::Q8_0 ? 2 : 3;
+            for (SimdLevel level : runnable_levels()) {
+                float out[3];
+                find_multi_dot(t, level)(n, w.data(), acts.data(), stride, n_act, out);
+                for (int k = 0; k < n_act; ++k) {
+                    const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
+                    ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref) + 1e-6)
+                        << ggml_type_name(t) << " fill=" << int{fill} << " " << simd_level_name(level) << " k=" << k;
+                }
+            }
+        }
+    }
+}
+
 TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
     if (best_simd_level() != SimdLevel::Avx512Vnni) GTEST_SKIP() << "CPU has no AVX-512 VNNI";
     std::mt19937 rng(23);

@@ -88,7 +88,8 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     std::mt19937 rng(32);
     ThreadPool pool(2);
     std::vector<uint8_t> scratch;
-    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F32}) {
+    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
+                       GgmlType::Q6_K, GgmlType::F32}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2, rows = 33, n_tok = 9;
         const Matrix m = random_matrix(rng, t, rows, cols);
         const auto x = test::random_floats(rng, n_tok * cols);
@@ -103,18 +104,19 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     }
 }
 
-// The tiled kernels (Q4_0, Q4_1, Q8_0 on ActQuads, Q4_K, Q6_K on ActSuperQ8_K)
-// split rows and tokens into register tiles of several shapes; whatever
-// tiles a token lands in (token counts off the tile and the 80-token task
-// block, odd and single rows, any thread count) its outputs must equal the
-// one-token run bit for bit.
+// The tiled kernels (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 on ActQuads, Q4_K, Q6_K on
+// ActSuperQ8_K) split rows and tokens into register tiles of several shapes;
+// whatever tiles a token lands in (token counts off the tile and the 80-token
+// task block, odd and single rows, any thread count) its outputs must equal
+// the one-token run bit for bit.
 TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     std::mt19937 rng(37);
     ThreadPool pool1(1), pool2(2), pool3(3);
     std::vector<uint8_t> scratch;
     const bool sanitized = std::getenv("TESSERA_SANITIZED") != nullptr;
     const int64_t max_tok = sanitized ? 17 : 83;
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                       GgmlType::Q4_K, GgmlType::Q6_K}) {
         const int64_t cols = block_elems(t) * (block_elems(t) == kQKK ? 3 : 5);
         for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{35}}) {
             const Matrix m = random_matrix(rng, t, rows, cols);
@@ -143,7 +145,8 @@ TEST(MatmulTest, GroupEqualsSeparateMatmulsBitForBit) {
     std::mt19937 rng(36);
     ThreadPool pool(3);
     std::vector<uint8_t> scratch;
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q4_K, GgmlType::F32}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
+                       GgmlType::F32}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2;
         // Q4_K groups with Q6_K (as Q4_K_M files store some V projections):
         // both read the same prepared activations.

@@ -1,15 +1,20 @@
-// Tiled Q4_0, Q8_0 and Q4_1 kernels over activations prepared as ActQuads
-// (kernels/act_quads.h). A step covers four blocks of a row: the weight bytes
-// are arranged like ActQuad::qs (8 elements of each block per vector, blocks
-// in lane pairs a a c c b b d d), so four chained byte dots leave two int32
-// lanes per block and a single convert, scale multiply and FMA follow, where
-// a block at a time needed one each per block. Every output walks its row in
-// the same steps whatever tile it is in, and the AVX2 and VNNI lane sums are
-// equal integers, so results are bit-identical across tiles and levels.
+// Tiled Q4_0, Q5_0, Q8_0, Q4_1 and Q5_1 kernels over activations prepared as
+// ActQuads (kernels/act_quads.h). A step covers four blocks of a row: the
+// weight bytes are arranged like ActQuad::qs (8 elements of each block per
+// vector, blocks in lane pairs a a c c b b d d), so four chained byte dots
+// leave two int32 lanes per block and a single convert, scale multiply and
+// FMA follow, where a block at a time needed one each per block. Every output
+// walks its row in the same steps whatever tile it is in, and the AVX2 and
+// VNNI lane sums are equal integers, so results are bit-identical across
+// tiles and levels.
 // Included after dot_rows_x86_body.h, same namespace.
 
+// Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
 template <class Block>
-inline constexpr bool kIsQ4_1 = std::is_same_v<Block, BlockQ4_1>;
+inline constexpr bool kHasMin = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;
+// Q5_0 and Q5_1: the nibbles plus a fifth bit per element in qh.
+template <class Block>
+inline constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
 template <class Block>
 inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
 // The prepared activation layout a weight format reads (K-quants:
@@ -18,10 +23,10 @@ template <class Block>
 inline constexpr bool kIsKQuant = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ6_K>;
 template <class Block>
 using ActQuadOf =
-    std::conditional_t<kIsQ4_1<Block>, ActQuadQ8_1, std::conditional_t<kIsKQuant<Block>, ActSuperQ8_K, ActQuad>>;
+    std::conditional_t<kHasMin<Block>, ActQuadQ8_1, std::conditional_t<kIsKQuant<Block>, ActSuperQ8_K, ActQuad>>;
 
 // A row's side of one step: bytes in ActQuad::qs order, and the four block
-// scales (and Q4_1 minimums) in the lane order a a c c b b d d.
+// scales (and Q4_1 / Q5_1 minimums) in the lane order a a c c b b d d.
 struct WeightQuad {
     __m256i q[4];
     __m256 d, m;
@@ -42,6 +47,25 @@ inline __m256i join(const void* p, const void* q) {
     return q != nullptr ? _mm256_inserti128_si256(lo, load128(q), 1) : lo;
 }
 
+// ORs 16 into every byte of w.q whose element has its qh bit set. Byte e of
+// block k's 8-byte group in q[j] is element 8j + e, whose bit is bit e of
+// qh[j]: a byte shuffle spreads qh[j] of a, c | b, d over those groups, and a
+// per-byte bit mask picks bit e out of byte e.
+template <int NB, class Block>
+inline void add_fifth_bits(const Block* x, WeightQuad& w) {
+    uint32_t h[kQuadBlocks] = {};  // a missing block's bits stay zero
+    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
+    const __m256i hv = _mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
+                                         static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));  // byte e: 1 << e
+    constexpr int64_t kOnes = 0x0101010101010101;
+    for (int j = 0; j < 4; ++j) {
+        const __m256i pick = _mm256_setr_epi64x(kOnes * j, kOnes * (4 + j), kOnes * j, kOnes * (4 + j));
+        const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(hv, pick), bit), bit);
+        w.q[j] = _mm256_or_si256(w.q[j], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+    }
+}
+
 // Blocks x[0..NB) of a row, NB <= 4; missing blocks are zero bytes and zero
 // scales (their activations are zero too, so they add exact zeros).
 template <int NB, class Block>
@@ -50,7 +74,7 @@ inline WeightQuad load_weight_quad(const Block* x) {
     uint64_t h = 0, hm = 0;
     for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
     w.d = quad_scales(h);
-    if constexpr (kIsQ4_1<Block>) {
+    if constexpr (kHasMin<Block>) {
         for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
         w.m = quad_scales(hm);
     }
@@ -65,6 +89,7 @@ inline WeightQuad load_weight_quad(const Block* x) {
         w.q[1] = _mm256_and_si256(b8f, m4);
         w.q[2] = _mm256_and_si256(_mm256_srli_epi16(b07, 4), m4);
         w.q[3] = _mm256_and_si256(_mm256_srli_epi16(b8f, 4), m4);
+        if constexpr (kFifthBit<Block>) add_fifth_bits<NB>(x, w);
     } else {
         for (int h16 = 0; h16 < 2; ++h16) {
             const __m256i ab = join(qs(0, 16 * h16), qs(1, 16 * h16)), cd = join(qs(2, 16 * h16), qs(3, 16 * h16));
@@ -93,11 +118,14 @@ inline ActRegs load_act_regs(const uint8_t* quad) {
     using Q = ActQuadOf<Block>;
     ActRegs r;
     for (int j = 0; j < 4; ++j) r.q[j] = load256(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
-    if constexpr (kIsQ4_1<Block>) {  // unsigned weights: no offset
+    if constexpr (kHasMin<Block>) {  // unsigned weights: no offset
         r.base = _mm256_setzero_si256();
         r.s = _mm256_loadu_ps(reinterpret_cast<const float*>(quad_field(quad, offsetof(Q, s))));
     } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
         r.base = load256(quad_field(quad, offsetof(Q, neg8)));
+    } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {  // -16 * sum(y) = 2 * neg8
+        const __m256i neg8 = load256(quad_field(quad, offsetof(Q, neg8)));
+        r.base = _mm256_add_epi32(neg8, neg8);
     } else {  // AVX2 multiplies signed bytes directly and needs no offset
         r.base = kVnni ? load256(quad_field(quad, offsetof(Q, neg128))) : _mm256_setzero_si256();
     }
@@ -124,7 +152,9 @@ inline __m256i quad_dot(const WeightQuad& w, const ActRegs& a) {
         __m256i acc = a.base;
         for (int j = 0; j < 4; ++j) acc = _mm256_dpbusd_epi32(acc, w.q[j], a.q[j]);
         return acc;
-    } else if constexpr (kNibbles<Block>) {  // u <= 15: four maddubs sums fit in int16
+    } else if constexpr (kNibbles<Block>) {
+        // u <= 31, |y| <= 128: four maddubs pair sums stay within
+        // 4 * 2 * 31 * 128 = 31744 < 2^15, so the int16 adds are exact.
         __m256i s16 = _mm256_maddubs_epi16(w.q[0], a.q[0]);
         for (int j = 1; j < 4; ++j) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w.q[j], a.q[j]));
         return _mm256_add_epi32(a.base, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
@@ -138,12 +168,12 @@ inline __m256i quad_dot(const WeightQuad& w, const ActRegs& a) {
     }
 }
 
-// acc += the four blocks' dot of one row and one token (for Q4_1 first the
-// min terms m_x * s_y, one lane per block).
+// acc += the four blocks' dot of one row and one token (for Q4_1 / Q5_1
+// first the min terms m_x * s_y, one lane per block).
 template <class Block>
 inline void quad_fma(const WeightQuad& w, const ActRegs& a, __m256& acc) {
     const __m256i q = quad_dot<Block>(w, a);
-    if constexpr (kIsQ4_1<Block>) acc = _mm256_fmadd_ps(w.m, a.s, acc);
+    if constexpr (kHasMin<Block>) acc = _mm256_fmadd_ps(w.m, a.s, acc);
     acc = _mm256_fmadd_ps(_mm256_mul_ps(w.d, a.d), _mm256_cvtepi32_ps(q), acc);
 }
 
@@ -232,11 +262,14 @@ inline PairRegs<Block> load_pair_regs(const uint8_t* quad) {
     using Q = ActQuadOf<Block>;
     PairRegs<Block> p;
     for (int j = 0; j < 4; ++j) p.q[j] = load512(quad_field(quad, offsetof(Q, qs) + kQuadField * j));
-    if constexpr (kIsQ4_1<Block>) {
+    if constexpr (kHasMin<Block>) {
         p.base = _mm512_setzero_si512();
         p.s = _mm512_loadu_ps(quad_field(quad, offsetof(Q, s)));
     } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
         p.base = load512(quad_field(quad, offsetof(Q, neg8)));
+    } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
+        const __m512i neg8 = load512(quad_field(quad, offsetof(Q, neg8)));
+        p.base = _mm512_add_epi32(neg8, neg8);
     } else {
         p.base = load512(quad_field(quad, offsetof(Q, neg128)));
     }
@@ -249,7 +282,7 @@ template <class Block>
 inline void pair_fma(const __m512i (&wq)[4], __m512 wd, __m512 wm, const PairRegs<Block>& a, __m512& acc) {
     __m512i q = a.base;
     for (int j = 0; j < 4; ++j) q = _mm512_dpbusd_epi32(q, wq[j], a.q[j]);
-    if constexpr (kIsQ4_1<Block>) acc = _mm512_fmadd_ps(wm, a.s, acc);
+    if constexpr (kHasMin<Block>) acc = _mm512_fmadd_ps(wm, a.s, acc);
     acc = _mm512_fmadd_ps(_mm512_mul_ps(wd, a.d), _mm512_cvtepi32_ps(q), acc);
 }
 
@@ -263,7 +296,7 @@ inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
         w[r] = load_weight_quad<NB>(x[r] + ib);
         for (int j = 0; j < 4; ++j) wq[r][j] = both_halves(w[r].q[j]);
         wd[r] = both_halves(w[r].d);
-        wm[r] = kIsQ4_1<Block> ? both_halves(w[r].m) : wd[r];
+        wm[r] = kHasMin<Block> ? both_halves(w[r].m) : wd[r];
     }
     const int64_t iq = ib / kQuadBlocks;
     for (int p = 0; p < NT / 2; ++p) {
@@ -347,6 +380,18 @@ template <int NR, int NT>
 struct Q4_1Quads {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
         quad_tile<NR, NT, BlockQ4_1>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q5_0Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ5_0>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q5_1Quads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, BlockQ5_1>(n / kQK, w, ws, a, as, o, os);
     }
 };
 
