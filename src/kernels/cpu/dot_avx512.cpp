@@ -32,6 +32,7 @@ constexpr bool kVnni = true;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
 #include "kernels/cpu/dot_quads_x86_body.h"
+#include "kernels/cpu/dot_row_pairs_x86_body.h"
 #include "kernels/cpu/dot_supers_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx512_impl

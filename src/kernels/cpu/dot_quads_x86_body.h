@@ -344,6 +344,11 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     }
 }
 
+// One token on AVX-512, two rows per vector: dot_row_pairs_x86_body.h (in
+// the AVX-512 build only).
+template <int NP, class Block>
+void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out);
+
 // Splits a tile into shapes whose weight quads, one token's activations and
 // accumulators fit the register file: with AVX-512's 32 registers 4 rows for
 // one token (decode) or 2 rows x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
@@ -359,6 +364,9 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
         quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
     } else if constexpr (kVnni && NT >= 2) {
         pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    } else if constexpr (kVnni && NR >= 2 && kNibbles<Block>) {  // one token: dot_row_pairs_x86_body.h
+        row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
+        if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);
     } else {
         quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
     }
