@@ -89,7 +89,7 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     ThreadPool pool(2);
     std::vector<uint8_t> scratch;
     for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F32}) {
+                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2, rows = 33, n_tok = 9;
         const Matrix m = random_matrix(rng, t, rows, cols);
         const auto x = test::random_floats(rng, n_tok * cols);

@@ -27,6 +27,7 @@ inline MultiDotFn select_kernel(GgmlType weight) {
         case GgmlType::Q6_K: return one_row_quads_dot<Q6_KSupers, GgmlType::Q8_K>;
         case GgmlType::F32: return multi_dot<F32Tile>;
         case GgmlType::F16: return multi_dot<F16Tile>;
+        case GgmlType::BF16: return multi_dot<BF16Tile>;
         default: return nullptr;
     }
 }
