@@ -36,40 +36,17 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
     }
 }
 
-// Element formats of the float tiles: 8 floats from storage, and one for
-// the tail (plain functions: lambdas returning vectors lose the target
-// pragma when the build has no -march=native). A BF16 value is the top half
-// of an F32, so a 16-bit shift converts it exactly.
-struct F32Elems {
-    using Elem = float;
-    static __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-    static float to_f32(float e) { return e; }
-};
-struct F16Elems {
-    using Elem = uint16_t;
-    static __m256 load8(const uint16_t* p) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    }
-    static float to_f32(uint16_t e) { return h2f(e); }
-};
-struct BF16Elems {
-    using Elem = uint16_t;
-    static __m256 load8(const uint16_t* p) {
-        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-    }
-    static float to_f32(uint16_t e) {
-        const uint32_t bits = uint32_t{e} << 16;
-        float f;
-        std::memcpy(&f, &bits, sizeof f);
-        return f;
-    }
-};
+// 8 floats from F32 or F16 storage (plain functions: lambdas returning
+// vectors lose the target pragma when the build has no -march=native).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline float to_f32(float e) { return e; }
+inline float to_f32(uint16_t e) { return h2f(e); }
 
-// F32 / F16 / BF16 weights with same-typed activations; a scalar tail for n % 8.
-template <int NT, class E>
+// F32 / F16 weights with same-typed activations; a scalar tail for n % 8.
+template <int NT, bool kHalf>
 void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
-    using Elem = typename E::Elem;
+    using Elem = std::conditional_t<kHalf, uint16_t, float>;
     const Elem* x = static_cast<const Elem*>(w);
     const Elem* y[NT];
     act_rows(act, stride, y);
@@ -77,12 +54,49 @@ void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, flo
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const int set = static_cast<int>((i / 8) % kAccSets<NT>);
-        const __m256 wv = E::load8(x + i);
-        for (int t = 0; t < NT; ++t) acc[set][t] = _mm256_fmadd_ps(wv, E::load8(y[t] + i), acc[set][t]);
+        const __m256 wv = load8(x + i);
+        for (int t = 0; t < NT; ++t) acc[set][t] = _mm256_fmadd_ps(wv, load8(y[t] + i), acc[set][t]);
     }
     float tail[NT] = {};
     for (; i < n; ++i) {
-        for (int t = 0; t < NT; ++t) tail[t] += E::to_f32(x[i]) * E::to_f32(y[t][i]);
+        for (int t = 0; t < NT; ++t) tail[t] += to_f32(x[i]) * to_f32(y[t][i]);
+    }
+    finish<NT>(acc, tail, out);
+}
+
+// BF16 weights with BF16 activations. A BF16 value is the top half of an
+// F32, so 16 of them load as F32s without a shuffle: shifted up 16 bits
+// (the even elements) and masked (the odd ones), each half with its own
+// accumulator set; a scalar tail for n % 16.
+inline float bf16_f32(uint16_t e) {
+    const uint32_t bits = uint32_t{e} << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+template <int NT>
+void bf16_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
+    const uint16_t* x = static_cast<const uint16_t*>(w);
+    const uint16_t* y[NT];
+    act_rows(act, stride, y);
+    static_assert(kAccSets<NT> == 2);
+    __m256 acc[2][NT] = {};
+    const __m256i odd = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i wv = load256(x + i);
+        const __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(wv, 16));
+        const __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(wv, odd));
+        for (int t = 0; t < NT; ++t) {
+            const __m256i yv = load256(y[t] + i);
+            acc[0][t] = _mm256_fmadd_ps(we, _mm256_castsi256_ps(_mm256_slli_epi32(yv, 16)), acc[0][t]);
+            acc[1][t] = _mm256_fmadd_ps(wo, _mm256_castsi256_ps(_mm256_and_si256(yv, odd)), acc[1][t]);
+        }
+    }
+    float tail[NT] = {};
+    for (; i < n; ++i) {
+        for (int t = 0; t < NT; ++t) tail[t] += bf16_f32(x[i]) * bf16_f32(y[t][i]);
     }
     finish<NT>(acc, tail, out);
 }
@@ -104,13 +118,15 @@ void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int 
     }
 }
 
-template <int NT, class E>
-struct FloatTile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, E>(n, w, a, s, o); }
+template <int NT>
+struct F32Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, false>(n, w, a, s, o); }
 };
 template <int NT>
-using F32Tile = FloatTile<NT, F32Elems>;
+struct F16Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, true>(n, w, a, s, o); }
+};
 template <int NT>
-using F16Tile = FloatTile<NT, F16Elems>;
-template <int NT>
-using BF16Tile = FloatTile<NT, BF16Elems>;
+struct BF16Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { bf16_tile<NT>(n, w, a, s, o); }
+};
