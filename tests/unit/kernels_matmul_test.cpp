@@ -105,10 +105,10 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
 }
 
 // The tiled kernels (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 on ActQuads, Q4_K, Q5_K,
-// Q6_K on ActSuperQ8_K) split rows and tokens into register tiles of several shapes;
-// whatever tiles a token lands in (token counts off the tile and the 80-token
-// task block, odd and single rows, any thread count) its outputs must equal
-// the one-token run bit for bit.
+// Q6_K on ActSuperQ8_K) split rows and tokens into register tiles of several
+// shapes; whatever tiles a token lands in (token counts off the tile and the
+// 80-token task block, odd and single rows, any thread count) its outputs
+// must equal the one-token run bit for bit.
 TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     std::mt19937 rng(37);
     ThreadPool pool1(1), pool2(2), pool3(3);

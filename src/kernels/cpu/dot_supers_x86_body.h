@@ -4,10 +4,10 @@
 // elements), so chained byte dots leave per-sub-block integer dots in their
 // own lanes: fields 0-3 and 4-7 of the activations run as two chains (the
 // two halves of each sub-block, which are Q6_K's groups of 16), and the
-// scales (and Q4_K's / Q5_K's mins), unpacked once per row and block, apply as
-// per-lane floats. Lane sums are equal integers on AVX2 and VNNI and every
-// tile takes the same float steps, so results are bit-identical across
-// tiles, token counts and levels. Included after dot_quads_x86_body.h, same
+// scales (and Q4_K's / Q5_K's mins), unpacked once per row and block,
+// apply as per-lane floats. Lane sums are equal integers on AVX2 and VNNI
+// and every tile takes the same float steps, so results are bit-identical
+// across tiles, token counts and levels. Included after dot_quads_x86_body.h, same
 // namespace.
 
 // ---- Shared pieces ----
