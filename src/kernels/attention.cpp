@@ -44,8 +44,8 @@ float dot(const float* q, const float* k, int n) {
 // One head's slice of the V row at `slot`, decoded to floats: the reference
 // conversion the SIMD kernels' in-register loads must match.
 void load_v_head(const PagedKv& kv, int64_t slot, int kv_head, int hd, float* dst) {
-    dequantize_row(kv.v_type, kv.v_pool + slot * kv.v_row_bytes + kv_row_bytes(kv.v_type, static_cast<int64_t>(kv_head) * hd),
-                   dst, hd);
+    const int64_t head_offset = kv_row_bytes(kv.v_type, static_cast<int64_t>(kv_head) * hd);
+    dequantize_row(kv.v_type, kv.v_pool + slot * kv.v_row_bytes + head_offset, dst, hd);
 }
 
 // The same for K: the head's bytes of the key at `slot` gathered back from

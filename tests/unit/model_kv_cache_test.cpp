@@ -44,12 +44,14 @@ TEST(KvCacheTest, KeysInLanesLayoutRoundTripsAndTransposes) {
     for (GgmlType t : kTypes) {
         for (int bs : {1, 3, 16, 33}) {
             const int64_t rb = kv_row_bytes(t, 128);
-            std::vector<uint8_t> rows(static_cast<size_t>(bs * rb)), block(rows.size(), 0), back(static_cast<size_t>(rb));
+            std::vector<uint8_t> rows(static_cast<size_t>(bs * rb)), block(rows.size(), 0);
+            std::vector<uint8_t> back(static_cast<size_t>(rb));
             for (auto& b : rows) b = static_cast<uint8_t>(byte(rng));
             for (int j = 0; j < bs; ++j) scatter_k_row(t, rows.data() + j * rb, 0, rb, bs, j, block.data());
             for (int j = 0; j < bs; ++j) {
                 gather_k_row(t, block.data(), 0, rb, bs, j, back.data());
-                ASSERT_TRUE(std::equal(back.begin(), back.end(), rows.begin() + j * rb)) << kv_type_name(t) << " " << bs;
+                ASSERT_TRUE(std::equal(back.begin(), back.end(), rows.begin() + j * rb))
+                    << kv_type_name(t) << " block " << bs;
                 const int64_t head1 = kv_row_bytes(t, 64);  // the second head's slice alone
                 gather_k_row(t, block.data(), head1, rb - head1, bs, j, back.data());
                 ASSERT_TRUE(std::equal(back.begin(), back.begin() + (rb - head1), rows.begin() + j * rb + head1));

@@ -227,7 +227,8 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
             if (row_end <= start) continue;
             const int n = static_cast<int>(row_end - start);
             for (int hh = 0; hh < r.n_kv_heads; ++hh) {
-                const BlockKeys keys{k_block + hh * k_head_bytes, bs, key0, v_rows + hh * v_head_bytes, kv.v_row_bytes, n};
+                const BlockKeys keys{k_block + hh * k_head_bytes, bs, key0,
+                                     v_rows + hh * v_head_bytes, kv.v_row_bytes, n};
                 for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
                     const int nr = std::min(kTileRows, r.group - g0);
                     const int hg = hh * r.group + g0;  // the tile's first row within the token
