@@ -465,36 +465,24 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
     }
 }
 
-template <int NR, int NT>
-struct Q4_0Quads {
+// The rows x tokens tile of one block type, as rows_dot takes it (n in
+// elements); a name per format for the dispatch tables.
+template <class Block, int NR, int NT>
+struct BlockQuads {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
+        quad_tile<NR, NT, Block>(n / kQK, w, ws, a, as, o, os);
     }
 };
 template <int NR, int NT>
-struct Q8_0Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q4_0Quads = BlockQuads<BlockQ4_0, NR, NT>;
 template <int NR, int NT>
-struct Q4_1Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ4_1>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q4_1Quads = BlockQuads<BlockQ4_1, NR, NT>;
 template <int NR, int NT>
-struct Q5_0Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ5_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q5_0Quads = BlockQuads<BlockQ5_0, NR, NT>;
 template <int NR, int NT>
-struct Q5_1Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ5_1>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q5_1Quads = BlockQuads<BlockQ5_1, NR, NT>;
+template <int NR, int NT>
+using Q8_0Quads = BlockQuads<BlockQ8_0, NR, NT>;
 
 // One weight row against quantized activation rows (`act` format), for the
 // MultiDotFn contract (tests and the reference checks; the matmul calls the
