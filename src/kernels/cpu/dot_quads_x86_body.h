@@ -343,10 +343,11 @@ inline WeightPair load_weight_pair(const Block* x) {
     } else {
         // ab: qword j block a's group j, 4 + j block b's; cd likewise. A
         // missing block's bytes are 0x80 after the xor like load_weight_quad's.
-        auto qs = [&](int k) { return k < NB ? load256(x[k].qs) : _mm256_setzero_si256(); };
+        __m256i qs[kQuadBlocks];
+        for (int k = 0; k < kQuadBlocks; ++k) qs[k] = k < NB ? load256(x[k].qs) : _mm256_setzero_si256();
         const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // w + 128, see ActQuad::neg128
-        const __m512i ab = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs(0)), qs(1), 1), flip);
-        const __m512i cd = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs(2)), qs(3), 1), flip);
+        const __m512i ab = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs[0]), qs[1], 1), flip);
+        const __m512i cd = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs[2]), qs[3], 1), flip);
         for (int j = 0; j < 4; ++j) {
             const __m512i pick = _mm512_setr_epi64(j, 8 + j, 4 + j, 12 + j, j, 8 + j, 4 + j, 12 + j);
             w.q[j] = _mm512_permutex2var_epi64(ab, pick, cd);
@@ -388,26 +389,46 @@ inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
     }
 }
 
+// Steps of hsum_halves (plain functions: lambdas returning vectors lose the
+// target pragma without -march=native). 128-bit lanes (0 + 1, 2 + 3) of a,
+// then of b:
+template <bool kOn = kVnni>
+inline __m512 add_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+// Within each 128-bit lane (0 + 2, 1 + 3) of a, then of b:
+template <bool kOn = kVnni>
+inline __m512 add_in_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
 // hsum_ps of both halves of eight vectors at once, each sum added up in
 // hsum_ps's order (so equal to it bit for bit): half h of v[i] ends up in
 // lane 4 * (2 * (i % 2) + h) + i / 2. Shuffles bring the same partial sums
 // of different vectors into one vector, so each add does 16 lanes' work
 // where hsum_ps does 4, 2 and 1 (the sums were a fifth of a 2 x 8 tile's
-// instructions on 576-wide rows).
+// instructions on 576-wide rows). By value: an array parameter made GCC
+// spill the accumulators.
 template <bool kOn = kVnni>
-inline __m512 hsum_halves(const __m512 (&v)[8]) {
-    __m512 x[4], y[2];
-    for (int m = 0; m < 4; ++m) {  // 128-bit lanes: (lane 0 + lane 1, lane 2 + lane 3) of v[2m], v[2m + 1]
-        x[m] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                             _mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+inline __m512 hsum_halves(__m512 v0, __m512 v1, __m512 v2, __m512 v3, __m512 v4, __m512 v5, __m512 v6,
+                          __m512 v7) {
+    const __m512 y0 = add_in_lanes(add_lanes(v0, v1), add_lanes(v2, v3));
+    const __m512 y1 = add_in_lanes(add_lanes(v4, v5), add_lanes(v6, v7));
+    // 0 + 1 and 2 + 3 within each lane: of y0, then of y1.
+    return _mm512_add_ps(_mm512_shuffle_ps(y0, y1, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(y0, y1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Rows 0 (and 1) of a token's outputs from the low lanes of `rows`.
+template <int NR>
+inline void store_rows(float* out, __m128 rows) {
+    if constexpr (NR == 2) {
+        _mm_storel_pi(reinterpret_cast<__m64*>(out), rows);
+    } else {
+        _mm_store_ss(out, rows);
     }
-    for (int n = 0; n < 2; ++n) {  // within each 128-bit lane: (0 + 2, 1 + 3) of x[2n], then of x[2n + 1]
-        y[n] = _mm512_add_ps(_mm512_shuffle_ps(x[2 * n], x[2 * n + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(x[2 * n], x[2 * n + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-    }
-    // 0 + 1 and 2 + 3 within each lane: of y[0], then of y[1].
-    return _mm512_add_ps(_mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
 template <int NR, int NT, class Block>
@@ -433,15 +454,19 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
         case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }
-    static_assert(NR * kPairs <= 8);
-    __m512 v[8];
-    for (int i = 0; i < 8; ++i) v[i] = i < NR * kPairs ? acc[i / kPairs][i % kPairs] : _mm512_setzero_ps();
-    float sums[16];
-    _mm512_storeu_ps(sums, hsum_halves(v));
-    for (int i = 0; i < NR * kPairs; ++i) {
-        for (int half = 0; half < 2 && 2 * (i % kPairs) + half < NT; ++half) {
-            out[(2 * (i % kPairs) + half) * out_stride + i / kPairs] = sums[4 * (2 * (i % 2) + half) + i / 2];
-        }
+    static_assert(NR <= 2 && kPairs <= 4);
+    const __m512 z = _mm512_setzero_ps();
+    __m512 v[2][4];
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < 4; ++p) v[r][p] = r < NR && p < kPairs ? acc[r][p] : z;
+    }
+    // Lanes 4g + r: row r of token g; 4g + 2 + r: row r of token 4 + g.
+    const __m512 sums = hsum_halves(v[0][0], v[0][1], v[1][0], v[1][1], v[0][2], v[0][3], v[1][2], v[1][3]);
+    const __m128 lane[4] = {_mm512_castps512_ps128(sums), _mm512_extractf32x4_ps(sums, 1),
+                            _mm512_extractf32x4_ps(sums, 2), _mm512_extractf32x4_ps(sums, 3)};
+    for (int g = 0; g < 4; ++g) {
+        if (g < NT) store_rows<NR>(out + g * out_stride, lane[g]);
+        if (4 + g < NT) store_rows<NR>(out + (4 + g) * out_stride, _mm_movehl_ps(lane[g], lane[g]));
     }
 }
 
