@@ -66,23 +66,6 @@ inline void add_fifth_bits(const Block* x, WeightQuad& w) {
     }
 }
 
-// add_fifth_bits for a WeightPair: the same byte shuffle in every 128-bit
-// lane, the bit tests into a mask.
-template <int NB, class Block, class Pair>
-inline void add_fifth_bits_pair(const Block* x, Pair& w) {
-    uint32_t h[kQuadBlocks] = {};
-    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
-    const __m512i hv = _mm512_broadcast_i64x4(_mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
-                                                                static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0));
-    const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));
-    constexpr int64_t kOnes = 0x0101010101010101;
-    for (int j = 0; j < 4; ++j) {
-        const __m512i pick = _mm512_set4_epi64(kOnes * (4 + j), kOnes * j, kOnes * (4 + j), kOnes * j);
-        const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, pick), bit);
-        w.q[j] = _mm512_mask_add_epi8(w.q[j], set, w.q[j], _mm512_set1_epi8(0x10));
-    }
-}
-
 // Blocks x[0..NB) of a row, NB <= 4; missing blocks are zero bytes and zero
 // scales (their activations are zero too, so they add exact zeros).
 template <int NB, class Block>
@@ -308,10 +291,27 @@ inline __m512 pair_scales(uint64_t h4) {
     return _mm512_permutexvar_ps(order, _mm512_castps128_ps512(f));
 }
 
+// add_fifth_bits for a WeightPair: the same byte shuffle in every 128-bit
+// lane, the bit tests into a mask.
+template <int NB, class Block>
+inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
+    uint32_t h[kQuadBlocks] = {};
+    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
+    const __m512i hv = _mm512_broadcast_i64x4(_mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
+                                                                static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0));
+    const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));
+    constexpr int64_t kOnes = 0x0101010101010101;
+    for (int j = 0; j < 4; ++j) {
+        const __m512i pick = _mm512_set4_epi64(kOnes * (4 + j), kOnes * j, kOnes * (4 + j), kOnes * j);
+        const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, pick), bit);
+        w.q[j] = _mm512_mask_add_epi8(w.q[j], set, w.q[j], _mm512_set1_epi8(0x10));
+    }
+}
+
 // load_weight_quad straight into both halves: the blocks' bytes are loaded
 // side by side into 512-bit vectors and one qword permute per field picks
 // its groups for both halves at once (an unpack and a broadcast per field
-// before; the weight side was a third of a step's instructions).
+// before, when the weight side was about a third of a step's instructions).
 template <int NB, class Block>
 inline WeightPair load_weight_pair(const Block* x) {
     WeightPair w;
@@ -408,9 +408,9 @@ inline __m512 add_in_lanes(__m512 a, __m512 b) {
 // hsum_ps's order (so equal to it bit for bit): half h of v[i] ends up in
 // lane 4 * (2 * (i % 2) + h) + i / 2. Shuffles bring the same partial sums
 // of different vectors into one vector, so each add does 16 lanes' work
-// where hsum_ps does 4, 2 and 1 (the sums were a fifth of a 2 x 8 tile's
-// instructions on 576-wide rows). By value: an array parameter made GCC
-// spill the accumulators.
+// where hsum_ps does 4, 2 and 1 (a tile on 576-wide rows runs only 4.5
+// steps, so its sums weigh). By value: an array parameter made GCC spill
+// the accumulators.
 template <bool kOn = kVnni>
 inline __m512 hsum_halves(__m512 v0, __m512 v1, __m512 v2, __m512 v3, __m512 v4, __m512 v5, __m512 v6,
                           __m512 v7) {
