@@ -75,7 +75,7 @@ class Server:
 
 def tessera(args, *extra):
     cmd = [str(args.tessera), "serve", "-m", args.model, "--threads", str(args.threads), "--ctx-size",
-           str(KV_TOKENS), *extra]
+           str(KV_TOKENS), *args.tessera_arg, *extra]
     return Server("tessera" + "".join(extra), cmd, "/ready")
 
 
@@ -157,6 +157,8 @@ def main():
                                                       str(ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf")))
     ap.add_argument("--tessera", default=str(ROOT / "build" / "tessera"))
     ap.add_argument("--llama-server", help="path to llama.cpp's llama-server (omit to run tessera alone)")
+    ap.add_argument("--tessera-arg", action="append", default=[],
+                    help="extra tessera serve argument, repeatable (e.g. --tessera-arg=--block-size --tessera-arg=8)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--levels", default="1,4,16,32")
     ap.add_argument("--skip-a", action="store_true")

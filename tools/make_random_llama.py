@@ -2,11 +2,11 @@
 # Writes full-size llama-shaped GGUF models with random weights (SmolLM2-135M
 # or TinyLlama-1.1B geometry) so speed can be measured on weight types and
 # sizes no real model here has; llama.cpp loads them too (valid gpt2 vocab).
-"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K --out FILE.gguf
+"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K|Q5_K|BF16 --out FILE.gguf
 
 Every matrix (and the token embedding / output head) is stored in --wtype;
 norms stay F32. K-quant rows must be a multiple of 256 elements, which
-SmolLM2's width (576) is not, so `--shape 135m --wtype Q4_K` widens the model
+SmolLM2's width (576) is not, so `--shape 135m --wtype Q4_K` (or Q5_K) widens the model
 to 768 (12 query / 4 KV heads of 64): still a 135M-class model. The weights are
 random (N(0, 1/fan_in)), so the text is noise: these files are for speed only.
 """
@@ -28,7 +28,9 @@ SHAPES = {
     "135m": (49152, 576, 30, 9, 3, 1536, 8192, 100000.0, True),
     "1.1b": (32000, 2048, 22, 32, 4, 5632, 4096, 10000.0, False),
 }
-WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K"]
+WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q5_K", "BF16"]
+# The file type a model of each --wtype declares (K-quant files name a mix).
+FILE_TYPES = {"Q4_K": "MOSTLY_Q4_K_M", "Q5_K": "MOSTLY_Q5_K_M"}
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
@@ -70,7 +72,7 @@ def main(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     n_vocab, n_embd, n_layer, n_head, n_kv, n_ff, n_ctx, base, tied = SHAPES[a.shape]
     head_dim = n_embd // n_head
-    if a.wtype == "Q4_K" and n_embd % QK_K:
+    if a.wtype in ("Q4_K", "Q5_K") and n_embd % QK_K:
         n_embd, n_head, n_kv = 768, 12, 4
     qtype = QT[a.wtype]
     rng = np.random.default_rng(a.seed)
@@ -86,7 +88,7 @@ def main(argv: list[str]) -> int:
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(base)
     w.add_rope_dimension_count(head_dim)
-    w.add_file_type(int(gguf.LlamaFileType[f"MOSTLY_{a.wtype}" if a.wtype != "Q4_K" else "MOSTLY_Q4_K_M"]))
+    w.add_file_type(int(gguf.LlamaFileType[FILE_TYPES.get(a.wtype, f"MOSTLY_{a.wtype}")]))
     tokens, merges, types = vocab(n_vocab)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")

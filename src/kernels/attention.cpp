@@ -41,10 +41,22 @@ float dot(const float* q, const float* k, int n) {
     return sum;
 }
 
-// One head's slice of the row at `slot`, decoded to floats: the reference
+// One head's slice of the V row at `slot`, decoded to floats: the reference
 // conversion the SIMD kernels' in-register loads must match.
-void load_head(const uint8_t* pool, GgmlType t, int64_t row_bytes, int64_t slot, int kv_head, int hd, float* dst) {
-    dequantize_row(t, pool + slot * row_bytes + kv_row_bytes(t, static_cast<int64_t>(kv_head) * hd), dst, hd);
+void load_v_head(const PagedKv& kv, int64_t slot, int kv_head, int hd, float* dst) {
+    const int64_t head_offset = kv_row_bytes(kv.v_type, static_cast<int64_t>(kv_head) * hd);
+    dequantize_row(kv.v_type, kv.v_pool + slot * kv.v_row_bytes + head_offset, dst, hd);
+}
+
+// The same for K: the head's bytes of the key at `slot` gathered back from
+// its keys-in-lanes block into row layout, then decoded.
+void load_k_head(const PagedKv& kv, int64_t slot, int kv_head, int hd, float* dst) {
+    const int64_t block = slot / kv.block_size;
+    const uint8_t* block_bytes = kv.k_pool + block * kv.block_size * kv.k_row_bytes;
+    uint8_t row[kMaxHeadDim * 4];
+    gather_k_row(kv.k_type, block_bytes, kv_row_bytes(kv.k_type, static_cast<int64_t>(kv_head) * hd),
+                 kv_row_bytes(kv.k_type, hd), kv.block_size, static_cast<int>(slot % kv.block_size), row);
+    dequantize_row(kv.k_type, row, dst, hd);
 }
 
 void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
@@ -60,7 +72,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
         const int64_t slot0 = static_cast<int64_t>(kv.block_table[start / kv.block_size]) * kv.block_size;
         float block_max = kNegInf;
         for (int j = 0; j < n; ++j) {
-            load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + j, kv_head, hd, row);
+            load_k_head(kv, slot0 + j, kv_head, hd, row);
             scores[j] = dot(q, row, hd) * s.scale;
             block_max = std::max(block_max, scores[j]);
         }
@@ -71,7 +83,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
         for (int j = 0; j < n; ++j) {
             const float p = std::exp(scores[j] - new_max);
             running_sum += p;
-            load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + j, kv_head, hd, row);
+            load_v_head(kv, slot0 + j, kv_head, hd, row);
             for (int d = 0; d < hd; ++d) out[d] += p * row[d];
         }
         running_max = new_max;
@@ -101,7 +113,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             float* acc = r.acc + static_cast<int64_t>(row) * hd;
             float block_max = kNegInf;
             for (int64_t p = start; p < row_end; ++p) {
-                load_head(kv.k_pool, kv.k_type, kv.k_row_bytes, slot0 + p, kv_head, hd, row_buf);
+                load_k_head(kv, slot0 + p, kv_head, hd, row_buf);
                 scores[p - start] = dot(q, row_buf, hd) * s.scale;
                 block_max = std::max(block_max, scores[p - start]);
             }
@@ -112,7 +124,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             for (int64_t p = start; p < row_end; ++p) {
                 const float e = std::exp(scores[p - start] - new_max);
                 r.l[row] += e;
-                load_head(kv.v_pool, kv.v_type, kv.v_row_bytes, slot0 + p, kv_head, hd, row_buf);
+                load_v_head(kv, slot0 + p, kv_head, hd, row_buf);
                 for (int d = 0; d < hd; ++d) acc[d] += e * row_buf[d];
             }
             r.m[row] = new_max;

@@ -14,7 +14,7 @@ KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int blo
       blocks_(n_blocks) {
     TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);
     TS_CHECK(check_kv_types(types, head_dim).ok());
-    k_.assign(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_), 0);
+    k_.assign(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_ + kKeysInLanesPadBytes), 0);
     v_.assign(static_cast<size_t>(n_layer_ * slots() * v_row_bytes_), 0);
 }
 
@@ -24,7 +24,16 @@ int64_t KvCache::bytes_per_block(int n_layer, int kv_dim, int block_size, KvType
 
 void KvCache::store(int layer, int64_t slot, const float* k, const float* v) {
     TS_CHECK(layer >= 0 && layer < n_layer_ && slot >= 0 && slot < slots());
-    convert_k_(k, k_row(layer, slot), kv_dim_);
+    // K converts a chunk at a time into a stack buffer, then scatters: 32
+    // elements keep Q8_0 blocks whole.
+    uint8_t* block = k_block(layer, slot / block_size_);
+    const int key = static_cast<int>(slot % block_size_);
+    uint8_t chunk[32 * 4];
+    for (int e = 0; e < kv_dim_; e += 32) {
+        const int n = std::min(32, kv_dim_ - e);
+        convert_k_(k + e, chunk, n);
+        scatter_k_row(types_.k, chunk, kv_row_bytes(types_.k, e), kv_row_bytes(types_.k, n), block_size_, key, block);
+    }
     convert_v_(v, v_row(layer, slot), kv_dim_);
 }
 
@@ -38,7 +47,7 @@ void KvCache::copy_block(int32_t src, int32_t dst) {
     TS_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_);
     const int64_t bs = block_size_;
     for (int l = 0; l < n_layer_; ++l) {
-        std::copy_n(k_row(l, src * bs), bs * k_row_bytes_, k_row(l, dst * bs));
+        std::copy_n(k_block(l, src), bs * k_row_bytes_, k_block(l, dst));
         std::copy_n(v_row(l, src * bs), bs * v_row_bytes_, v_row(l, dst * bs));
     }
 }

@@ -1,7 +1,8 @@
-// KV storage in fixed-size blocks. Every layer keeps one pool of K rows and
+// KV storage in fixed-size blocks. Every layer keeps one pool of K blocks and
 // one of V rows, addressed by (block, slot), each in its storage type (F32,
 // F16, BF16 or Q8_0; rows are converted as they are written); a sequence owns
-// a block table that maps its positions to blocks.
+// a block table that maps its positions to blocks. V blocks are block_size
+// rows; K blocks hold the same bytes transposed, keys in lanes (kv_type.h).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ public:
     KvTypes types() const { return types_; }
 
     // Converts one token's K and V rows ([kv_dim] floats each) into the
-    // storage types at `slot` (block * block_size + offset) of `layer`.
+    // storage types at `slot` (block * block_size + offset) of `layer`; the
+    // K row is scattered into its block's lanes.
     void store(int layer, int64_t slot, const float* k, const float* v);
 
     // The layer's pools for the attention kernels (block_table left null).
@@ -42,19 +44,21 @@ public:
     const BlockPool& blocks() const { return blocks_; }
     int free_blocks() const { return blocks_.n_free(); }
 
-    // Copies every layer's K/V rows of block `src` into `dst` (copy-on-write).
+    // Copies every layer's K/V bytes of block `src` into `dst` (copy-on-write).
     void copy_block(int32_t src, int32_t dst);
 
 private:
     int64_t slots() const { return static_cast<int64_t>(n_blocks_) * block_size_; }
-    uint8_t* k_row(int layer, int64_t slot) { return k_.data() + (layer * slots() + slot) * k_row_bytes_; }
+    uint8_t* k_block(int layer, int64_t block) {
+        return k_.data() + (layer * slots() + block * block_size_) * k_row_bytes_;
+    }
     uint8_t* v_row(int layer, int64_t slot) { return v_.data() + (layer * slots() + slot) * v_row_bytes_; }
 
     int n_layer_, kv_dim_, n_blocks_, block_size_;
     KvTypes types_;
     ConvertRowFn convert_k_, convert_v_;  // F32 -> storage type, chosen once for this CPU
     int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
-    std::vector<uint8_t> k_;  // [n_layer, n_blocks * block_size] rows of k_row_bytes_
+    std::vector<uint8_t> k_;  // [n_layer, n_blocks] keys-in-lanes blocks of block_size * k_row_bytes_, + padding
     std::vector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
     BlockPool blocks_;
 };

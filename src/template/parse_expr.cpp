@@ -35,18 +35,26 @@ Expected<ExprPtr> Parser::parse_expr(bool with_cond) {
     return expr;
 }
 
-Expected<ExprPtr> Parser::parse_or() {
-    auto left = parse_and();
+Expected<ExprPtr> Parser::parse_chain(Expected<ExprPtr> (Parser::*operand)(), std::initializer_list<const char*> ops,
+                                      bool names, ExprKind kind) {
+    auto left = (this->*operand)();
     if (!left) return left;
     ExprPtr expr = std::move(*left);
     ChainGuard chain(depth_);
-    while (is_name("or")) {
+    auto at_op = [&] {
+        for (const char* op : ops) {
+            if (names ? is_name(op) : is_op(op)) return true;
+        }
+        return false;
+    };
+    while (at_op()) {
         chain.grow();
         TS_RETURN_IF_ERROR(check_depth());
-        const int line = next().line;
-        auto right = parse_and();
+        const Token& op = next();
+        auto right = (this->*operand)();
         if (!right) return right;
-        auto node = make(ExprKind::Or, line);
+        auto node = make(kind, op.line);
+        if (kind == ExprKind::Binary) node->name = op.text;
         node->children.push_back(std::move(expr));
         node->children.push_back(std::move(*right));
         expr = std::move(node);
@@ -54,24 +62,9 @@ Expected<ExprPtr> Parser::parse_or() {
     return expr;
 }
 
-Expected<ExprPtr> Parser::parse_and() {
-    auto left = parse_not();
-    if (!left) return left;
-    ExprPtr expr = std::move(*left);
-    ChainGuard chain(depth_);
-    while (is_name("and")) {
-        chain.grow();
-        TS_RETURN_IF_ERROR(check_depth());
-        const int line = next().line;
-        auto right = parse_not();
-        if (!right) return right;
-        auto node = make(ExprKind::And, line);
-        node->children.push_back(std::move(expr));
-        node->children.push_back(std::move(*right));
-        expr = std::move(node);
-    }
-    return expr;
-}
+Expected<ExprPtr> Parser::parse_or() { return parse_chain(&Parser::parse_and, {"or"}, true, ExprKind::Or); }
+
+Expected<ExprPtr> Parser::parse_and() { return parse_chain(&Parser::parse_not, {"and"}, true, ExprKind::And); }
 
 Expected<ExprPtr> Parser::parse_not() {
     if (!is_name("not")) return parse_compare();
@@ -119,83 +112,19 @@ Expected<ExprPtr> Parser::parse_compare() {
 }
 
 Expected<ExprPtr> Parser::parse_math1() {
-    auto left = parse_concat();
-    if (!left) return left;
-    ExprPtr expr = std::move(*left);
-    ChainGuard chain(depth_);
-    while (is_op("+") || is_op("-")) {
-        chain.grow();
-        TS_RETURN_IF_ERROR(check_depth());
-        const Token& op = next();
-        auto right = parse_concat();
-        if (!right) return right;
-        auto node = make(ExprKind::Binary, op.line);
-        node->name = op.text;
-        node->children.push_back(std::move(expr));
-        node->children.push_back(std::move(*right));
-        expr = std::move(node);
-    }
-    return expr;
+    return parse_chain(&Parser::parse_concat, {"+", "-"}, false, ExprKind::Binary);
 }
 
 Expected<ExprPtr> Parser::parse_concat() {
-    auto left = parse_math2();
-    if (!left) return left;
-    ExprPtr expr = std::move(*left);
-    ChainGuard chain(depth_);
-    while (is_op("~")) {
-        chain.grow();
-        TS_RETURN_IF_ERROR(check_depth());
-        const int line = next().line;
-        auto right = parse_math2();
-        if (!right) return right;
-        auto node = make(ExprKind::Binary, line);
-        node->name = "~";
-        node->children.push_back(std::move(expr));
-        node->children.push_back(std::move(*right));
-        expr = std::move(node);
-    }
-    return expr;
+    return parse_chain(&Parser::parse_math2, {"~"}, false, ExprKind::Binary);
 }
 
 Expected<ExprPtr> Parser::parse_math2() {
-    auto left = parse_pow();
-    if (!left) return left;
-    ExprPtr expr = std::move(*left);
-    ChainGuard chain(depth_);
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-        chain.grow();
-        TS_RETURN_IF_ERROR(check_depth());
-        const Token& op = next();
-        auto right = parse_pow();
-        if (!right) return right;
-        auto node = make(ExprKind::Binary, op.line);
-        node->name = op.text;
-        node->children.push_back(std::move(expr));
-        node->children.push_back(std::move(*right));
-        expr = std::move(node);
-    }
-    return expr;
+    return parse_chain(&Parser::parse_pow, {"*", "/", "//", "%"}, false, ExprKind::Binary);
 }
 
 Expected<ExprPtr> Parser::parse_pow() {
-    auto left = parse_unary(true);
-    if (!left) return left;
-    ExprPtr expr = std::move(*left);
-    ChainGuard chain(depth_);
-    while (is_op("**")) {
-        chain.grow();
-        TS_RETURN_IF_ERROR(check_depth());
-        const int line = next().line;
-        auto right = parse_unary(true);
-        if (!right) return right;
-        auto node = make(ExprKind::Binary, line);
-        node->name = "**";
-        node->children.push_back(std::move(expr));
-        node->children.push_back(std::move(*right));
-        expr = std::move(node);
-    }
-    return expr;
+    return parse_chain(&Parser::parse_filtered_unary, {"**"}, false, ExprKind::Binary);
 }
 
 Expected<ExprPtr> Parser::parse_unary(bool with_filter) {

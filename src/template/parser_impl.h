@@ -2,6 +2,8 @@
 // and parse_expr.cpp (expressions). Internal to the template engine.
 #pragma once
 
+#include <initializer_list>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,6 +118,12 @@ private:
     Status parse_end(const char* end_name, Body& body);
 
     Expected<ExprPtr> parse_expr(bool with_cond = true);
+    // One left-associative precedence level: operands parsed by `operand`,
+    // joined into `kind` nodes while the next token is one of `ops` (names
+    // such as "and" when `names`, operators otherwise). Binary nodes keep
+    // their operator in `name`.
+    Expected<ExprPtr> parse_chain(Expected<ExprPtr> (Parser::*operand)(), std::initializer_list<const char*> ops,
+                                  bool names, ExprKind kind);
     Expected<ExprPtr> parse_or();
     Expected<ExprPtr> parse_and();
     Expected<ExprPtr> parse_not();
@@ -124,6 +132,7 @@ private:
     Expected<ExprPtr> parse_concat();
     Expected<ExprPtr> parse_math2();
     Expected<ExprPtr> parse_pow();
+    Expected<ExprPtr> parse_filtered_unary() { return parse_unary(true); }
     Expected<ExprPtr> parse_unary(bool with_filter);
     Expected<ExprPtr> parse_primary();
     Expected<ExprPtr> parse_collection(const char* close, ExprKind kind, ExprPtr first, int line);

@@ -2,6 +2,7 @@
 #include "tensor/kv_type.h"
 
 #include <cctype>
+#include <cstring>
 
 namespace tessera {
 
@@ -22,6 +23,35 @@ std::string kv_type_name(GgmlType t) {
     std::string name = ggml_type_name(t);
     for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return name;
+}
+
+namespace {
+
+// Bytes of the unit at row byte x (Q8_0 block: 2-byte scale, then 32 int8).
+int unit_bytes(GgmlType t, int64_t x) {
+    switch (t) {
+        case GgmlType::F32: return 4;
+        case GgmlType::F16: case GgmlType::BF16: return 2;
+        default: return x % 34 == 0 ? 2 : 1;
+    }
+}
+
+}  // namespace
+
+void scatter_k_row(GgmlType t, const uint8_t* src, int64_t x0, int64_t n, int block_size, int key, uint8_t* block) {
+    for (int64_t x = x0; x < x0 + n;) {
+        const int u = unit_bytes(t, x);
+        std::memcpy(block + x * block_size + static_cast<int64_t>(key) * u, src + (x - x0), static_cast<size_t>(u));
+        x += u;
+    }
+}
+
+void gather_k_row(GgmlType t, const uint8_t* block, int64_t x0, int64_t n, int block_size, int key, uint8_t* dst) {
+    for (int64_t x = x0; x < x0 + n;) {
+        const int u = unit_bytes(t, x);
+        std::memcpy(dst + (x - x0), block + x * block_size + static_cast<int64_t>(key) * u, static_cast<size_t>(u));
+        x += u;
+    }
 }
 
 Status check_kv_types(KvTypes types, int head_dim) {

@@ -39,6 +39,28 @@ inline int64_t kv_row_bytes(GgmlType t, int64_t n) {
     }
 }
 
+// K is stored "keys in lanes": each KV block of block_size keys is the
+// transpose of its block_size stored rows, unit by unit (a unit is one element
+// of F32/F16/BF16, or a Q8_0 block's fp16 scale or one of its int8 values).
+// The unit at byte x of key j's row lies at byte x * block_size + j * unit
+// size of the block, so element d of a head (F32/F16/BF16) is block_size
+// consecutive values, one per key, and a Q8_0 block is block_size scales
+// then 32 runs of block_size int8. The attention kernels then score a vector
+// of keys with broadcast-q FMAs and no horizontal sums. A block keeps its
+// bytes (block_size * row bytes); a head's slice starts at its row offset
+// times block_size. V stays row-major.
+
+// Kernels read whole vectors of keys from a block even when fewer are valid:
+// K pools must stay readable this many bytes past their end.
+constexpr int64_t kKeysInLanesPadBytes = 64;
+
+// Writes bytes [x0, x0 + n) of key `key`'s stored row (src, unit-aligned:
+// x0 and n whole units) into its keys-in-lanes block.
+void scatter_k_row(GgmlType t, const uint8_t* src, int64_t x0, int64_t n, int block_size, int key, uint8_t* block);
+
+// The inverse: bytes [x0, x0 + n) of key `key`'s row, back in row layout.
+void gather_k_row(GgmlType t, const uint8_t* block, int64_t x0, int64_t n, int block_size, int key, uint8_t* dst);
+
 // Q8_0 blocks must not straddle heads (the kernels address one head's
 // slice): it needs head_dim to be a multiple of 32. Error for the user if not.
 Status check_kv_types(KvTypes types, int head_dim);

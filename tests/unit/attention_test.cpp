@@ -2,7 +2,9 @@
 // kernels) against the scalar reference attend_head, for every K/V storage
 // type (F32, F16, BF16, Q8_0 and mixed pairs), on odd shapes: contexts that
 // are not a multiple of the block size, single tokens, GQA 9/3, MQA, head_dim
-// 32/64/96/128 and widths no vector level supports, shuffled block tables.
+// 32/64/96/128 and widths no vector level supports, shuffled block tables,
+// block sizes that are and are not multiples of the vector width (K is read
+// keys in lanes, a vector of keys at a time, invalid lanes masked).
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +26,8 @@ const KvTypes kAllTypes[] = {{GgmlType::F32, GgmlType::F32},   {GgmlType::F16, G
                              {GgmlType::BF16, GgmlType::BF16}, {GgmlType::Q8_0, GgmlType::Q8_0},
                              {GgmlType::Q8_0, GgmlType::F16},  {GgmlType::F16, GgmlType::BF16}};
 
-// K and V pools of n_slots rows holding random values encoded as `types`.
+// K and V pools of n_slots positions holding random values encoded as
+// `types`, K keys in lanes as KvCache stores it.
 struct Pools {
     std::vector<uint8_t> k, v;
     PagedKv kv;
@@ -34,12 +37,16 @@ Pools random_pools(KvTypes types, int64_t n_slots, int kv_dim, int block_size, s
     std::normal_distribution<float> nd(0.0f, 1.0f);
     Pools p;
     const int64_t kb = kv_row_bytes(types.k, kv_dim), vb = kv_row_bytes(types.v, kv_dim);
-    p.k.resize(static_cast<size_t>(n_slots * kb));
+    // The padding holds NaNs: lanes read past the keys must not leak into results.
+    p.k.assign(static_cast<size_t>(n_slots * kb + kKeysInLanesPadBytes), 0xff);
     p.v.resize(static_cast<size_t>(n_slots * vb));
     std::vector<float> row(static_cast<size_t>(kv_dim));
+    std::vector<uint8_t> k_row(static_cast<size_t>(kb));
     for (int64_t slot = 0; slot < n_slots; ++slot) {
         for (auto& x : row) x = nd(rng);
-        quantize_row(types.k, row.data(), p.k.data() + slot * kb, kv_dim);
+        quantize_row(types.k, row.data(), k_row.data(), kv_dim);
+        scatter_k_row(types.k, k_row.data(), 0, kb, block_size, static_cast<int>(slot % block_size),
+                      p.k.data() + slot / block_size * block_size * kb);
         for (auto& x : row) x = nd(rng);
         quantize_row(types.v, row.data(), p.v.data() + slot * vb, kv_dim);
     }
@@ -116,6 +123,8 @@ TEST(AttentionTest, BatchMatchesReferenceOnOddShapes) {
         {2, 1, 12, 5, {{0, 11}, {40, 1}}},                 // width no SIMD level takes
         {6, 3, 96, 16, {{0, 21}, {530, 2}}},               // 96: no unrolled V path
         {4, 2, 32, 9, {{0, 5}, {77, 1}}},                  // one Q8_0 block per head
+        {9, 3, 64, 40, {{0, 50}, {90, 1}}},                // blocks of 2.5 AVX-512 vectors
+        {4, 1, 64, 256, {{0, 3}, {700, 1}}},               // the largest blocks, partly filled
     };
     ThreadPool pool1(1), pool3(3);
     for (KvTypes types : kAllTypes) {

@@ -146,9 +146,9 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
 }
 
 // K-quants at the integer extremes: every weight bit set (Q4_K nibbles 15,
-// 6-bit scales and mins 63; Q6_K values 63, scales -1), activations all
-// +-127 or -128. The AVX2 kernels add byte-pair products in int16 before
-// widening; this is where that would overflow.
+// Q5_K values 31, 6-bit scales and mins 63; Q6_K values 63, scales -1),
+// activations all +-127 or -128. The AVX2 kernels add byte-pair products in
+// int16 before widening; this is where that would overflow.
 TEST(DotKernelsTest, KQuantExtremesStayExact) {
     constexpr int64_t n = 2 * kQKK;
     const size_t stride = *ggml_row_bytes(GgmlType::Q8_K, n);
@@ -162,7 +162,7 @@ TEST(DotKernelsTest, KQuantExtremesStayExact) {
             for (int16_t& s : y[b].bsums) s = static_cast<int16_t>(16 * q);
         }
     }
-    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
         std::vector<uint8_t> w(*ggml_row_bytes(t, n), 0xFF);
         const size_t block_bytes = w.size() / 2;
         for (int b = 0; b < 2; ++b) {

@@ -89,7 +89,7 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     ThreadPool pool(2);
     std::vector<uint8_t> scratch;
     for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
-                       GgmlType::Q6_K, GgmlType::F32}) {
+                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2, rows = 33, n_tok = 9;
         const Matrix m = random_matrix(rng, t, rows, cols);
         const auto x = test::random_floats(rng, n_tok * cols);
@@ -104,11 +104,11 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     }
 }
 
-// The tiled kernels (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 on ActQuads, Q4_K, Q6_K on
-// ActSuperQ8_K) split rows and tokens into register tiles of several shapes;
-// whatever tiles a token lands in (token counts off the tile and the 80-token
-// task block, odd and single rows, any thread count) its outputs must equal
-// the one-token run bit for bit.
+// The tiled kernels (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 on ActQuads, Q4_K, Q5_K,
+// Q6_K on ActSuperQ8_K) split rows and tokens into register tiles of several
+// shapes; whatever tiles a token lands in (token counts off the tile and the
+// 80-token task block, odd and single rows, any thread count) its outputs
+// must equal the one-token run bit for bit.
 TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     std::mt19937 rng(37);
     ThreadPool pool1(1), pool2(2), pool3(3);
@@ -116,7 +116,7 @@ TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     const bool sanitized = std::getenv("TESSERA_SANITIZED") != nullptr;
     const int64_t max_tok = sanitized ? 17 : 83;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                       GgmlType::Q4_K, GgmlType::Q6_K}) {
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
         const int64_t cols = block_elems(t) * (block_elems(t) == kQKK ? 3 : 5);
         for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{35}}) {
             const Matrix m = random_matrix(rng, t, rows, cols);
@@ -146,11 +146,12 @@ TEST(MatmulTest, GroupEqualsSeparateMatmulsBitForBit) {
     ThreadPool pool(3);
     std::vector<uint8_t> scratch;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
-                       GgmlType::F32}) {
+                       GgmlType::Q5_K, GgmlType::F32}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2;
-        // Q4_K groups with Q6_K (as Q4_K_M files store some V projections):
-        // both read the same prepared activations.
-        const GgmlType tb = t == GgmlType::Q4_K ? GgmlType::Q6_K : t;
+        // Q4_K and Q5_K group with Q6_K (as Q4_K_M / Q5_K_M files store some
+        // V projections): both read the same prepared activations.
+        const bool k_quant = t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+        const GgmlType tb = k_quant ? GgmlType::Q6_K : t;
         const Matrix a = random_matrix(rng, t, 37, cols), b = random_matrix(rng, tb, 5, cols),
                      c = random_matrix(rng, t, 64, cols);
         for (int64_t n_tok : {1, 6, 70}) {

@@ -1,12 +1,15 @@
 // KvCache storage types: rows convert on store (decoding gives the type's
-// rounding of the input), copy-on-write block copies are exact for every type,
-// budgets per block shrink with the type, and the type names and the Q8_0
+// rounding of the input), K's keys-in-lanes block layout inverts exactly,
+// copy-on-write block copies are exact for every type, budgets per block
+// shrink with the type, and the type names and the Q8_0
 // head_dim rule reach the user as errors, not aborts.
 #include "model/kv_cache.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -17,13 +20,51 @@ namespace {
 
 const GgmlType kTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
 
-// Decoded K (or V) row of `slot` in `layer`.
+// Decoded K (or V) row of `slot` in `layer`; K gathered from its block's lanes.
 std::vector<float> decode(const KvCache& c, int layer, int64_t slot, bool k) {
     const PagedKv kv = c.view(layer);
     std::vector<float> out(static_cast<size_t>(c.kv_dim()));
-    const uint8_t* row = k ? kv.k_pool + slot * kv.k_row_bytes : kv.v_pool + slot * kv.v_row_bytes;
-    dequantize_row(k ? kv.k_type : kv.v_type, row, out.data(), c.kv_dim());
+    if (k) {
+        const int bs = c.block_size();
+        std::vector<uint8_t> row(static_cast<size_t>(kv.k_row_bytes));
+        gather_k_row(kv.k_type, kv.k_pool + slot / bs * bs * kv.k_row_bytes, 0, kv.k_row_bytes, bs,
+                     static_cast<int>(slot % bs), row.data());
+        dequantize_row(kv.k_type, row.data(), out.data(), c.kv_dim());
+    } else {
+        dequantize_row(kv.v_type, kv.v_pool + slot * kv.v_row_bytes, out.data(), c.kv_dim());
+    }
     return out;
+}
+
+TEST(KvCacheTest, KeysInLanesLayoutRoundTripsAndTransposes) {
+    // gather_k_row inverts scatter_k_row for every type and block size, head
+    // slices included, and F16 element d of key j sits at d * block_size + j.
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (GgmlType t : kTypes) {
+        for (int bs : {1, 3, 16, 33}) {
+            const int64_t rb = kv_row_bytes(t, 128);
+            std::vector<uint8_t> rows(static_cast<size_t>(bs * rb)), block(rows.size(), 0);
+            std::vector<uint8_t> back(static_cast<size_t>(rb));
+            for (auto& b : rows) b = static_cast<uint8_t>(byte(rng));
+            for (int j = 0; j < bs; ++j) scatter_k_row(t, rows.data() + j * rb, 0, rb, bs, j, block.data());
+            for (int j = 0; j < bs; ++j) {
+                gather_k_row(t, block.data(), 0, rb, bs, j, back.data());
+                ASSERT_TRUE(std::equal(back.begin(), back.end(), rows.begin() + j * rb))
+                    << kv_type_name(t) << " block " << bs;
+                const int64_t head1 = kv_row_bytes(t, 64);  // the second head's slice alone
+                gather_k_row(t, block.data(), head1, rb - head1, bs, j, back.data());
+                ASSERT_TRUE(std::equal(back.begin(), back.begin() + (rb - head1), rows.begin() + j * rb + head1));
+            }
+            if (t == GgmlType::F16) {
+                for (int d : {0, 5, 127}) {
+                    for (int j = 0; j < bs; ++j) {
+                        ASSERT_EQ(std::memcmp(block.data() + 2 * (d * bs + j), rows.data() + j * rb + 2 * d, 2), 0);
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST(KvCacheTest, StoreConvertsAndCopyBlockIsExactForEveryType) {

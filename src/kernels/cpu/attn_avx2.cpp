@@ -24,7 +24,8 @@ namespace attn_avx2_impl {
 #include "kernels/cpu/vec_exp_body.h"
 #include "kernels/cpu/simd_ops_avx2_body.h"
 
-// Row loaders: 8 elements from element c of a stored K/V row, as floats.
+// Row loaders: 8 elements from element c of a stored row, as floats (V rows;
+// F32/F16/BF16 K blocks read through them too, keys in lanes).
 struct LoadF32 {
     static __m256 load(const uint8_t* row, int c) { return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + c); }
 };
@@ -50,6 +51,13 @@ struct LoadQ8_0 {
         std::memcpy(&d, b, sizeof d);
         const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + c % 32));
         return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d))));
+    }
+};
+
+// 8 int8 from element c, as floats (Q8_0 K values, keys in lanes).
+struct LoadI8 {
+    static __m256 load(const uint8_t* p, int c) {
+        return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + c))));
     }
 };
 

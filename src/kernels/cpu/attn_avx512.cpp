@@ -30,7 +30,8 @@ namespace attn_avx512_impl {
 #include "kernels/cpu/vec_exp_body.h"
 #include "kernels/cpu/simd_ops_avx512_body.h"
 
-// Row loaders: 16 elements from element c of a stored K/V row, as floats.
+// Row loaders: 16 elements from element c of a stored row, as floats (V rows;
+// F32/F16/BF16 K blocks read through them too, keys in lanes).
 struct LoadF32 {
     static __m512 load(const uint8_t* row, int c) { return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + c); }
 };
@@ -56,6 +57,13 @@ struct LoadQ8_0 {
         std::memcpy(&d, b, sizeof d);
         const __m128i q8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + c % 32));
         return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)), _mm512_broadcastss_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d))));
+    }
+};
+
+// 16 int8 from element c, as floats (Q8_0 K values, keys in lanes).
+struct LoadI8 {
+    static __m512 load(const uint8_t* p, int c) {
+        return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + c))));
     }
 };
 

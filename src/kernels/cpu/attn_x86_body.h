@@ -1,75 +1,92 @@
 // Body of the SIMD attention range kernel, written once over a vector-ops
 // struct `Ops` (width W, load/store/fma/exp...; simd_ops_avx2_body.h,
-// simd_ops_avx512_body.h) and row loaders LoadF32, LoadF16, LoadBF16,
-// LoadQ8_0 (W elements of a stored K/V row, converted to floats in registers)
-// that attn_avx2.cpp and attn_avx512.cpp define under their target pragmas
-// before including it.
+// simd_ops_avx512_body.h) and loaders LoadF32, LoadF16, LoadBF16, LoadQ8_0
+// (W elements from element c of a stored row, converted to floats in
+// registers) and LoadI8 (W int8 as floats) that attn_avx2.cpp and
+// attn_avx512.cpp define under their target pragmas before including it.
 // Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
 // tensor/kv_type.h.
 
 // Query rows (heads of one GQA group at one token) are processed R at a time
 // so each K/V element is loaded and converted once per tile, not once per
 // row: conversion and load ports, not FMAs, bound the one-row form. Every
-// row's arithmetic (FMA order per key, reduction tree) is the same as a tile
-// of one, so results do not depend on the tile.
+// row's arithmetic (FMA order per key and element) is the same as a tile of
+// one, so results do not depend on the tile.
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
 constexpr int kTileRows = Ops::W == 16 ? 4 : 2;
 constexpr int kAccRegs = kRegs / 2;  // accumulators of the V pass
 
-// scores[r][j] = q[r] . k_j * scale for the R rows and n key rows (row j at
-// k + j * row_bytes); keys go four at a time so 4R dot products are in flight.
+// K lane loaders: element d of the W keys from `key` of one head's slice
+// of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
+// call covers kDims dims (Q8_0: one block's fp16 scales of the W keys).
+// F32/F16/BF16: element d of key j is element d * block_size + j of the
+// slice, so the row loaders read W keys.
+template <class L>
+struct KeysOf {
+    static constexpr int kDims = 4;
+    static typename Ops::V scales(const uint8_t*, int64_t, int, int) { return Ops::zero(); }
+    static typename Ops::V load(const uint8_t* head, int64_t bs, int d, int key, typename Ops::V) {
+        return L::load(head, static_cast<int>(d * bs + key));
+    }
+};
+using KeysF32 = KeysOf<LoadF32>;
+using KeysF16 = KeysOf<LoadF16>;
+using KeysBF16 = KeysOf<LoadBF16>;
+// Q8_0: per block of 32 dims, block_size fp16 scales then 32 runs of
+// block_size int8; value = q * d with one rounding, as the scalar dequantizer.
+struct KeysQ8_0 {
+    static constexpr int kDims = 32;
+    static typename Ops::V scales(const uint8_t* head, int64_t bs, int d0, int key) {
+        return LoadF16::load(head + d0 / 32 * 34 * bs, key);
+    }
+    static typename Ops::V load(const uint8_t* head, int64_t bs, int d, int key, typename Ops::V sc) {
+        return Ops::mul(LoadI8::load(head + (d / 32 * 34 + 2 + d % 32) * bs, key), sc);
+    }
+};
+
+// scores[r][j] = q[r] . k_j * scale for the R rows and the keys j in
+// [key0, key0 + n) of one block whose K slice for this head starts at `head`
+// (keys in lanes, kv_type.h), W keys at a time: per dim, q[r][d] broadcast
+// times the W keys' element d, so the scores end up in lanes with no
+// horizontal sum. Four partial sums per row and key (d mod 4, added
+// pairwise at the end) hide the FMA latency; the order is per lane, so both
+// widths and every tile give the same scores. scores[r][n, n rounded up to
+// W) are set to -inf (the lanes past n may read other keys or padding).
 template <class KL, int R>
-inline void tile_scores(const float* const* q, const uint8_t* k, int64_t row_bytes, int n, int hd, float scale,
+inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, int key0, int n, int hd, float scale,
                         float* const* scores) {
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-        const uint8_t* k0 = k + j * row_bytes;
+    static_assert(KL::kDims % 4 == 0);
+    for (int j = 0; j < n; j += Ops::W) {
         typename Ops::V a[R][4];
         for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = Ops::zero();
-        for (int c = 0; c < hd; c += Ops::W) {
-            const typename Ops::V kv0 = KL::load(k0, c), kv1 = KL::load(k0 + row_bytes, c),
-                                  kv2 = KL::load(k0 + 2 * row_bytes, c), kv3 = KL::load(k0 + 3 * row_bytes, c);
-            for (int r = 0; r < R; ++r) {
-                const typename Ops::V qv = Ops::load(q[r] + c);
-                a[r][0] = Ops::fmadd(qv, kv0, a[r][0]);
-                a[r][1] = Ops::fmadd(qv, kv1, a[r][1]);
-                a[r][2] = Ops::fmadd(qv, kv2, a[r][2]);
-                a[r][3] = Ops::fmadd(qv, kv3, a[r][3]);
+        for (int d0 = 0; d0 < hd; d0 += KL::kDims) {
+            const typename Ops::V sc = KL::scales(head, bs, d0, key0 + j);
+            for (int dd = 0; dd < KL::kDims; ++dd) {
+                const typename Ops::V kv = KL::load(head, bs, d0 + dd, key0 + j, sc);
+                for (int r = 0; r < R; ++r) a[r][dd % 4] = Ops::fmadd(Ops::set1(q[r][d0 + dd]), kv, a[r][dd % 4]);
             }
         }
+        const typename Ops::V sv = Ops::set1(scale);
         for (int r = 0; r < R; ++r) {
-            _mm_storeu_ps(scores[r] + j, _mm_mul_ps(Ops::hsum4(a[r][0], a[r][1], a[r][2], a[r][3]), _mm_set1_ps(scale)));
+            Ops::store(scores[r] + j, Ops::mul(Ops::add(Ops::add(a[r][0], a[r][1]), Ops::add(a[r][2], a[r][3])), sv));
         }
     }
-    for (; j < n; ++j) {
-        const uint8_t* kj = k + j * row_bytes;
-        typename Ops::V a[R];
-        for (int r = 0; r < R; ++r) a[r] = Ops::zero();
-        for (int c = 0; c < hd; c += Ops::W) {
-            const typename Ops::V kv = KL::load(kj, c);
-            for (int r = 0; r < R; ++r) a[r] = Ops::fmadd(Ops::load(q[r] + c), kv, a[r]);
-        }
-        for (int r = 0; r < R; ++r) scores[r][j] = Ops::hsum(a[r]) * scale;
+    for (int j = n; j % Ops::W != 0; ++j) {
+        for (int r = 0; r < R; ++r) scores[r][j] = -std::numeric_limits<float>::infinity();
     }
 }
 
-// Replaces scores[0, n) by exp(scores - max) and returns their sum; entries
-// up to the next multiple of W are scratch (the buffer is padded).
+// Replaces scores[0, n) by exp(scores - max) and returns their sum (n a
+// multiple of W; -inf entries give 0).
 inline float exp_and_sum(float* scores, int n, float max) {
     const typename Ops::V mv = Ops::set1(max);
     typename Ops::V sum = Ops::zero();
-    int j = 0;
-    for (; j + Ops::W <= n; j += Ops::W) {
+    for (int j = 0; j < n; j += Ops::W) {
         const typename Ops::V e = Ops::exp(Ops::sub(Ops::load(scores + j), mv));
         Ops::store(scores + j, e);
         sum = Ops::add(sum, e);
     }
-    float total = Ops::hsum(sum);
-    for (; j < n; ++j) {
-        scores[j] = std::exp(scores[j] - max);
-        total += scores[j];
-    }
-    return total;
+    return Ops::hsum(sum);
 }
 
 // acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j over the vector chunks
@@ -128,53 +145,58 @@ inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_byt
     }
 }
 
-// max of scores[0, n), NaNs skipped as by std::max(running, score).
+// max of scores[0, n) (n a multiple of W), NaNs skipped as by
+// std::max(running, score).
 inline float row_max(const float* scores, int n) {
-    float best = -std::numeric_limits<float>::infinity();
-    int j = 0;
-    if (n >= Ops::W) {
-        typename Ops::V v = Ops::set1(best);
-        for (; j + Ops::W <= n; j += Ops::W) v = Ops::max(Ops::load(scores + j), v);
-        best = Ops::hmax(v);
-    }
-    for (; j < n; ++j) best = std::max(best, scores[j]);
-    return best;
+    typename Ops::V v = Ops::set1(-std::numeric_limits<float>::infinity());
+    for (int j = 0; j < n; j += Ops::W) v = Ops::max(Ops::load(scores + j), v);
+    return Ops::hmax(v);
 }
+
+// The keys [key0, key0 + n) of one block for one KV head: its K slice (keys
+// in lanes) and the V row of key key0.
+struct BlockKeys {
+    const uint8_t* k_head;
+    int64_t block_size;
+    int key0;
+    const uint8_t* v_rows;
+    int64_t v_row_bytes;
+    int n;
+};
 
 // One block of keys for a tile of R rows that all see the same n keys:
 // scores, the running max / sum update, then the V accumulation.
 template <class KL, class VL, int R>
 inline void attend_tile(const AttentionShape& s, const float* const* q, float* const* acc, float* m, float* l,
-                        const uint8_t* k_rows, int64_t k_row_bytes, const uint8_t* v_rows, int64_t v_row_bytes,
-                        int n, float (*scores)[256 + 16]) {
+                        const BlockKeys& b, float (*scores)[256 + 16]) {
     float* score_rows[R];
     for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
-    tile_scores<KL, R>(q, k_rows, k_row_bytes, n, s.head_dim, s.scale, score_rows);
+    tile_scores<KL, R>(q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
+    const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
     float corr[R];
     for (int r = 0; r < R; ++r) {
-        const float new_max = std::max(m[r], row_max(scores[r], n));
+        const float new_max = std::max(m[r], row_max(scores[r], n_lanes));
         // Once the running max settles (it mostly does early) the rescale is
         // e^0 = 1 exactly; skip the call.
         corr[r] = new_max == m[r] && std::isfinite(new_max) ? 1.0f : std::exp(m[r] - new_max);
-        l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n, new_max);
+        l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n_lanes, new_max);
         m[r] = new_max;
     }
-    accumulate_tile<VL, R>(acc, v_rows, v_row_bytes, score_rows, n, corr, s.head_dim);
+    accumulate_tile<VL, R>(acc, b.v_rows, b.v_row_bytes, score_rows, b.n, corr, s.head_dim);
 }
 
 // attend_tile for nr <= kTileRows rows.
 template <class KL, class VL>
 inline void attend_rows(const AttentionShape& s, int nr, const float* const* q, float* const* acc, float* m, float* l,
-                        const uint8_t* k, int64_t kb, const uint8_t* v, int64_t vb, int n,
-                        float (*scores)[256 + 16]) {
+                        const BlockKeys& b, float (*scores)[256 + 16]) {
     switch (nr) {
-        case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, k, kb, v, vb, n, scores); return;
-        case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, k, kb, v, vb, n, scores); return;
+        case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, b, scores); return;
+        case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, b, scores); return;
         case 3:
-            if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, k, kb, v, vb, n, scores);
+            if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, b, scores);
             return;
         default:
-            if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, k, kb, v, vb, n, scores);
+            if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, b, scores);
             return;
     }
 }
@@ -187,24 +209,26 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
     alignas(64) float scores[kTileRows][256 + 16];
-    // Byte offset of a KV head's slice in a row (Q8_0 heads are whole blocks).
-    const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd), v_head_bytes = kv_row_bytes(kv.v_type, hd);
+    // Byte offset of a KV head's slice in a row (Q8_0 heads are whole blocks);
+    // in a K block the slice starts block_size times further.
+    const int64_t bs = kv.block_size;
+    const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd) * bs, v_head_bytes = kv_row_bytes(kv.v_type, hd);
     const uint8_t* k_pool = kv.k_pool + r.kv_head * k_head_bytes;
     const uint8_t* v_pool = kv.v_pool + r.kv_head * v_head_bytes;
     for (int64_t start = r.p0; start < r.p1;) {
-        const int64_t block = start / kv.block_size;
-        const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
-        // Slot of position `start`; the block's later positions follow it.
-        const int64_t slot = static_cast<int64_t>(kv.block_table[block]) * kv.block_size + (start - block * kv.block_size);
-        const uint8_t* k_rows = k_pool + slot * kv.k_row_bytes;
-        const uint8_t* v_rows = v_pool + slot * kv.v_row_bytes;
+        const int64_t block = start / bs;
+        const int64_t end = std::min(r.p1, (block + 1) * bs);
+        const int key0 = static_cast<int>(start - block * bs);
+        const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
+        const uint8_t* k_block = k_pool + first_slot * kv.k_row_bytes;
+        const uint8_t* v_rows = v_pool + (first_slot + key0) * kv.v_row_bytes;
         for (int i = 0; i < r.n_tok; ++i) {
             const int64_t row_end = std::min(end, r.ctx0 + i);
             if (row_end <= start) continue;
             const int n = static_cast<int>(row_end - start);
             for (int hh = 0; hh < r.n_kv_heads; ++hh) {
-                const uint8_t* k_head = k_rows + hh * k_head_bytes;
-                const uint8_t* v_head = v_rows + hh * v_head_bytes;
+                const BlockKeys keys{k_block + hh * k_head_bytes, bs, key0,
+                                     v_rows + hh * v_head_bytes, kv.v_row_bytes, n};
                 for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
                     const int nr = std::min(kTileRows, r.group - g0);
                     const int hg = hh * r.group + g0;  // the tile's first row within the token
@@ -215,8 +239,7 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
                         q[t] = r.q + i * r.q_stride + (hg + t) * hd;
                         acc[t] = r.acc + (row0 + t) * hd;
                     }
-                    attend_rows<KL, VL>(s, nr, q, acc, r.m + row0, r.l + row0, k_head, kv.k_row_bytes, v_head,
-                                        kv.v_row_bytes, n, scores);
+                    attend_rows<KL, VL>(s, nr, q, acc, r.m + row0, r.l + row0, keys, scores);
                 }
             }
         }
@@ -238,10 +261,10 @@ AttendRangeFn kernel_with_v(GgmlType v) {
 
 inline AttendRangeFn kernel_for(GgmlType k, GgmlType v) {
     switch (k) {
-        case GgmlType::F32: return kernel_with_v<LoadF32>(v);
-        case GgmlType::F16: return kernel_with_v<LoadF16>(v);
-        case GgmlType::BF16: return kernel_with_v<LoadBF16>(v);
-        case GgmlType::Q8_0: return kernel_with_v<LoadQ8_0>(v);
+        case GgmlType::F32: return kernel_with_v<KeysF32>(v);
+        case GgmlType::F16: return kernel_with_v<KeysF16>(v);
+        case GgmlType::BF16: return kernel_with_v<KeysBF16>(v);
+        case GgmlType::Q8_0: return kernel_with_v<KeysQ8_0>(v);
         default: return nullptr;
     }
 }

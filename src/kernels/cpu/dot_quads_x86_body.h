@@ -230,7 +230,7 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
 // are unchanged. A 512-bit byte dot issues as fast as a 256-bit one here
 // (measured), so this doubles the multiply-adds per instruction; the pair
 // rows give both tokens' fields in one load, and the weight quads are
-// broadcast to both halves once per step.
+// unpacked into both halves once per step (load_weight_pair).
 template <class Block>
 struct PairRegs {
     __m512i q[4], base;
@@ -277,39 +277,157 @@ inline PairRegs<Block> load_pair_regs(const uint8_t* quad) {
     return p;
 }
 
-// quad_fma for two tokens; wq, wd, wm hold the row's WeightQuad in both halves.
+// A row's WeightQuad in both halves of 512-bit vectors.
+struct WeightPair {
+    __m512i q[4];
+    __m512 d, m;
+};
+
+// Four packed fp16 scales (a, b, c, d) -> (a a c c b b d d) in both halves.
+template <bool kOn = kVnni>
+inline __m512 pair_scales(uint64_t h4) {
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h4)));
+    const __m512i order = _mm512_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3, 0, 0, 2, 2, 1, 1, 3, 3);
+    return _mm512_permutexvar_ps(order, _mm512_castps128_ps512(f));
+}
+
+// add_fifth_bits for a WeightPair: the same byte shuffle in every 128-bit
+// lane, the bit tests into a mask.
+template <int NB, class Block>
+inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
+    uint32_t h[kQuadBlocks] = {};
+    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
+    const __m512i hv = _mm512_broadcast_i64x4(_mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
+                                                                static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0));
+    const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));
+    constexpr int64_t kOnes = 0x0101010101010101;
+    for (int j = 0; j < 4; ++j) {
+        const __m512i pick = _mm512_set4_epi64(kOnes * (4 + j), kOnes * j, kOnes * (4 + j), kOnes * j);
+        const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, pick), bit);
+        w.q[j] = _mm512_mask_add_epi8(w.q[j], set, w.q[j], _mm512_set1_epi8(0x10));
+    }
+}
+
+// load_weight_quad straight into both halves: the blocks' bytes are loaded
+// side by side into 512-bit vectors and one qword permute per field picks
+// its groups for both halves at once (an unpack and a broadcast per field
+// before, when the weight side was about a third of a step's instructions).
+template <int NB, class Block>
+inline WeightPair load_weight_pair(const Block* x) {
+    WeightPair w;
+    uint64_t h = 0, hm = 0;
+    for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
+    w.d = pair_scales(h);
+    if constexpr (kHasMin<Block>) {
+        for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
+        w.m = pair_scales(hm);
+    } else {
+        w.m = w.d;  // unused
+    }
+    if constexpr (kNibbles<Block>) {
+        // Qword 2k of z: bytes 0..7 of block k, 2k + 1: bytes 8..15 (the
+        // (a, c, b, d) groups of load_weight_quad's b07 and b8f).
+        __m512i z = _mm512_setzero_si512();
+        if constexpr (NB > 0) z = _mm512_castsi128_si512(load128(x[0].qs));
+        if constexpr (NB > 1) z = _mm512_inserti32x4(z, load128(x[1].qs), 1);
+        if constexpr (NB > 2) z = _mm512_inserti32x4(z, load128(x[2].qs), 2);
+        if constexpr (NB > 3) z = _mm512_inserti32x4(z, load128(x[3].qs), 3);
+        const __m512i b07 = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 2, 6, 0, 4, 2, 6), z);
+        const __m512i b8f = _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 5, 3, 7, 1, 5, 3, 7), z);
+        const __m512i m4 = _mm512_set1_epi8(0x0F);
+        w.q[0] = _mm512_and_si512(b07, m4);
+        w.q[1] = _mm512_and_si512(b8f, m4);
+        w.q[2] = _mm512_and_si512(_mm512_srli_epi16(b07, 4), m4);
+        w.q[3] = _mm512_and_si512(_mm512_srli_epi16(b8f, 4), m4);
+        if constexpr (kFifthBit<Block>) add_fifth_bits_pair<NB>(x, w);
+    } else {
+        // ab: qword j block a's group j, 4 + j block b's; cd likewise. A
+        // missing block's bytes are 0x80 after the xor like load_weight_quad's.
+        __m256i qs[kQuadBlocks];
+        for (int k = 0; k < kQuadBlocks; ++k) qs[k] = k < NB ? load256(x[k].qs) : _mm256_setzero_si256();
+        const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // w + 128, see ActQuad::neg128
+        const __m512i ab = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs[0]), qs[1], 1), flip);
+        const __m512i cd = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(qs[2]), qs[3], 1), flip);
+        for (int j = 0; j < 4; ++j) {
+            const __m512i pick = _mm512_setr_epi64(j, 8 + j, 4 + j, 12 + j, j, 8 + j, 4 + j, 12 + j);
+            w.q[j] = _mm512_permutex2var_epi64(ab, pick, cd);
+        }
+    }
+    return w;
+}
+
+// quad_fma for two tokens.
 template <class Block>
-inline void pair_fma(const __m512i (&wq)[4], __m512 wd, __m512 wm, const PairRegs<Block>& a, __m512& acc) {
+inline void pair_fma(const WeightPair& w, const PairRegs<Block>& a, __m512& acc) {
     __m512i q = a.base;
-    for (int j = 0; j < 4; ++j) q = _mm512_dpbusd_epi32(q, wq[j], a.q[j]);
-    if constexpr (kHasMin<Block>) acc = _mm512_fmadd_ps(wm, a.s, acc);
-    acc = _mm512_fmadd_ps(_mm512_mul_ps(wd, a.d), _mm512_cvtepi32_ps(q), acc);
+    for (int j = 0; j < 4; ++j) q = _mm512_dpbusd_epi32(q, w.q[j], a.q[j]);
+    if constexpr (kHasMin<Block>) acc = _mm512_fmadd_ps(w.m, a.s, acc);
+    acc = _mm512_fmadd_ps(_mm512_mul_ps(w.d, a.d), _mm512_cvtepi32_ps(q), acc);
 }
 
 template <int NR, int NT, int NB, class Block>
 inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
                       __m512 (&acc)[NR][(NT + 1) / 2]) {
-    __m512i wq[NR][4];
-    __m512 wd[NR], wm[NR];
-    WeightQuad w[NR];
-    for (int r = 0; r < NR; ++r) {
-        w[r] = load_weight_quad<NB>(x[r] + ib);
-        for (int j = 0; j < 4; ++j) wq[r][j] = both_halves(w[r].q[j]);
-        wd[r] = both_halves(w[r].d);
-        wm[r] = kHasMin<Block> ? both_halves(w[r].m) : wd[r];
-    }
+    WeightPair w[NR];
+    for (int r = 0; r < NR; ++r) w[r] = load_weight_pair<NB>(x[r] + ib);
     const int64_t iq = ib / kQuadBlocks;
     for (int p = 0; p < NT / 2; ++p) {
         const PairRegs<Block> a = load_pair_regs<Block>(y.quad(2 * p, iq));
-        for (int r = 0; r < NR; ++r) pair_fma<Block>(wq[r], wd[r], wm[r], a, acc[r][p]);
+        for (int r = 0; r < NR; ++r) pair_fma<Block>(w[r], a, acc[r][p]);
     }
     if constexpr (NT % 2 == 1) {  // the odd token in the lower half alone
         const ActRegs a = load_act_regs<Block>(y.quad(NT - 1, iq));
         for (int r = 0; r < NR; ++r) {
+            WeightQuad lo_w;
+            for (int j = 0; j < 4; ++j) lo_w.q[j] = _mm512_castsi512_si256(w[r].q[j]);
+            lo_w.d = _mm512_castps512_ps256(w[r].d);
+            lo_w.m = _mm512_castps512_ps256(w[r].m);
             __m256 lo = _mm512_castps512_ps256(acc[r][NT / 2]);
-            quad_fma<Block>(w[r], a, lo);
+            quad_fma<Block>(lo_w, a, lo);
             acc[r][NT / 2] = _mm512_zextps256_ps512(lo);
         }
+    }
+}
+
+// Steps of hsum_halves (plain functions: lambdas returning vectors lose the
+// target pragma without -march=native). 128-bit lanes (0 + 1, 2 + 3) of a,
+// then of b:
+template <bool kOn = kVnni>
+inline __m512 add_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+// Within each 128-bit lane (0 + 2, 1 + 3) of a, then of b:
+template <bool kOn = kVnni>
+inline __m512 add_in_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+// hsum_ps of both halves of eight vectors at once, each sum added up in
+// hsum_ps's order (so equal to it bit for bit): half h of v[i] ends up in
+// lane 4 * (2 * (i % 2) + h) + i / 2. Shuffles bring the same partial sums
+// of different vectors into one vector, so each add does 16 lanes' work
+// where hsum_ps does 4, 2 and 1 (a tile on 576-wide rows runs only 4.5
+// steps, so its sums weigh). By value: an array parameter made GCC spill
+// the accumulators.
+template <bool kOn = kVnni>
+inline __m512 hsum_halves(__m512 v0, __m512 v1, __m512 v2, __m512 v3, __m512 v4, __m512 v5, __m512 v6,
+                          __m512 v7) {
+    const __m512 y0 = add_in_lanes(add_lanes(v0, v1), add_lanes(v2, v3));
+    const __m512 y1 = add_in_lanes(add_lanes(v4, v5), add_lanes(v6, v7));
+    // 0 + 1 and 2 + 3 within each lane: of y0, then of y1.
+    return _mm512_add_ps(_mm512_shuffle_ps(y0, y1, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(y0, y1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Rows 0 (and 1) of a token's outputs from the low lanes of `rows`.
+template <int NR>
+inline void store_rows(float* out, __m128 rows) {
+    if constexpr (NR == 2) {
+        _mm_storel_pi(reinterpret_cast<__m64*>(out), rows);
+    } else {
+        _mm_store_ss(out, rows);
     }
 }
 
@@ -336,11 +454,19 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
         case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }
-    for (int t = 0; t < NT; ++t) {
-        for (int r = 0; r < NR; ++r) {
-            const __m512 v = acc[r][t / 2];
-            out[t * out_stride + r] = hsum_ps(t % 2 == 0 ? _mm512_castps512_ps256(v) : upper_half(v));
-        }
+    static_assert(NR <= 2 && kPairs <= 4);
+    const __m512 z = _mm512_setzero_ps();
+    __m512 v[2][4];
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < 4; ++p) v[r][p] = r < NR && p < kPairs ? acc[r][p] : z;
+    }
+    // Lanes 4g + r: row r of token g; 4g + 2 + r: row r of token 4 + g.
+    const __m512 sums = hsum_halves(v[0][0], v[0][1], v[1][0], v[1][1], v[0][2], v[0][3], v[1][2], v[1][3]);
+    const __m128 lane[4] = {_mm512_castps512_ps128(sums), _mm512_extractf32x4_ps(sums, 1),
+                            _mm512_extractf32x4_ps(sums, 2), _mm512_extractf32x4_ps(sums, 3)};
+    for (int g = 0; g < 4; ++g) {
+        if (g < NT) store_rows<NR>(out + g * out_stride, lane[g]);
+        if (4 + g < NT) store_rows<NR>(out + (4 + g) * out_stride, _mm_movehl_ps(lane[g], lane[g]));
     }
 }
 
@@ -372,36 +498,24 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
     }
 }
 
-template <int NR, int NT>
-struct Q4_0Quads {
+// The rows x tokens tile of one block type, as rows_dot takes it (n in
+// elements); a name per format for the dispatch tables.
+template <class Block, int NR, int NT>
+struct BlockQuads {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ4_0>(n / kQK, w, ws, a, as, o, os);
+        quad_tile<NR, NT, Block>(n / kQK, w, ws, a, as, o, os);
     }
 };
 template <int NR, int NT>
-struct Q8_0Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ8_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q4_0Quads = BlockQuads<BlockQ4_0, NR, NT>;
 template <int NR, int NT>
-struct Q4_1Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ4_1>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q4_1Quads = BlockQuads<BlockQ4_1, NR, NT>;
 template <int NR, int NT>
-struct Q5_0Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ5_0>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q5_0Quads = BlockQuads<BlockQ5_0, NR, NT>;
 template <int NR, int NT>
-struct Q5_1Quads {
-    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        quad_tile<NR, NT, BlockQ5_1>(n / kQK, w, ws, a, as, o, os);
-    }
-};
+using Q5_1Quads = BlockQuads<BlockQ5_1, NR, NT>;
+template <int NR, int NT>
+using Q8_0Quads = BlockQuads<BlockQ8_0, NR, NT>;
 
 // One weight row against quantized activation rows (`act` format), for the
 // MultiDotFn contract (tests and the reference checks; the matmul calls the

@@ -9,6 +9,7 @@ inline RowsKernel select_rows_kernel(GgmlType weight) {
         case GgmlType::Q5_1: return {rows_dot<Q5_1Quads>, ActLayout::Quads};
         case GgmlType::Q8_0: return {rows_dot<Q8_0Quads>, ActLayout::Quads};
         case GgmlType::Q4_K: return {rows_dot<Q4_KSupers>, ActLayout::Quads};
+        case GgmlType::Q5_K: return {rows_dot<Q5_KSupers>, ActLayout::Quads};
         case GgmlType::Q6_K: return {rows_dot<Q6_KSupers>, ActLayout::Quads};
         default: return {};
     }
@@ -22,9 +23,11 @@ inline MultiDotFn select_kernel(GgmlType weight) {
         case GgmlType::Q5_1: return one_row_quads_dot<Q5_1Quads, GgmlType::Q8_1>;
         case GgmlType::Q8_0: return one_row_quads_dot<Q8_0Quads, GgmlType::Q8_0>;
         case GgmlType::Q4_K: return one_row_quads_dot<Q4_KSupers, GgmlType::Q8_K>;
+        case GgmlType::Q5_K: return one_row_quads_dot<Q5_KSupers, GgmlType::Q8_K>;
         case GgmlType::Q6_K: return one_row_quads_dot<Q6_KSupers, GgmlType::Q8_K>;
         case GgmlType::F32: return multi_dot<F32Tile>;
         case GgmlType::F16: return multi_dot<F16Tile>;
+        case GgmlType::BF16: return multi_dot<BF16Tile>;
         default: return nullptr;
     }
 }

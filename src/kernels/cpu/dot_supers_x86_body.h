@@ -1,16 +1,21 @@
-// Tiled Q4_K and Q6_K kernels over activations prepared as ActSuperQ8_K
+// Tiled Q4_K, Q5_K and Q6_K kernels over activations prepared as ActSuperQ8_K
 // (kernels/act_quads.h). A super-block's 256 weights are unpacked into eight
 // vectors whose int32 lane L holds four elements of sub-block L (32
 // elements), so chained byte dots leave per-sub-block integer dots in their
 // own lanes: fields 0-3 and 4-7 of the activations run as two chains (the
 // two halves of each sub-block, which are Q6_K's groups of 16), and the
-// scales (and Q4_K's mins), unpacked once per row and block, apply as
-// per-lane floats. Lane sums are equal integers on AVX2 and VNNI and every
-// tile takes the same float steps, so results are bit-identical across
-// tiles, token counts and levels. Included after dot_quads_x86_body.h, same
+// scales (and Q4_K's / Q5_K's mins), unpacked once per row and block,
+// apply as per-lane floats. Lane sums are equal integers on AVX2 and VNNI
+// and every tile takes the same float steps, so results are bit-identical
+// across tiles, token counts and levels. Included after dot_quads_x86_body.h, same
 // namespace.
 
 // ---- Shared pieces ----
+
+// The tokens' ActSuperQ8_K rows, the same for every K-quant (ActTokens picks
+// the layout by weight block; Q4_K's is this one).
+template <int NT>
+using SuperTokens = ActTokens<BlockQ4_K, NT>;
 
 // One token's side of a block on AVX2: the eight qs fields, its scale, and
 // the field base for the format's own fields.
@@ -103,11 +108,11 @@ inline void chains_one(const __m512i (&z)[4], const __m512i (&y)[4], __m256i& lo
     hi = _mm256_add_epi32(hi, _mm256_add_epi32(_mm512_castsi512_si256(h), _mm512_extracti64x4_epi64(h, 1)));
 }
 
-// ---- Q4_K: d * sc_L * dot_L - dmin * m_L * sum_L, times d_y ----
+// ---- Q4_K and Q5_K: d * sc_L * dot_L - dmin * m_L * sum_L, times d_y ----
 
-// The eight 6-bit scales and mins of a Q4_K block as bytes, 32 bits at a
-// time (the bit layout kquant_scale_min reads one value at a time).
-inline void q4_k_scales(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
+// The eight 6-bit scales and mins of a Q4_K / Q5_K block as bytes, 32 bits
+// at a time (the bit layout kquant_scale_min reads one value at a time).
+inline void k_scales_mins(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
     uint32_t a, b, c;
     std::memcpy(&a, s, 4);
     std::memcpy(&b, s + 4, 4);
@@ -118,30 +123,109 @@ inline void q4_k_scales(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
     *mn = (b & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
 }
 
-// The odd lanes (high nibbles) of Q4_K's integer dots hold 16 times the
-// sub-block's dot: VNNI multiplies a high nibble in place (byte & 0xF0)
-// rather than shifting it down, and AVX2 scales its sums to match. Their
-// scale is d * scale_L / 16, so every product is the same real number, and
-// a power of two changes no rounding.
+// Shift of each lane's nibble: lane 2c (2c+1) holds the low (high) nibbles
+// of the block's 32-byte chunk c.
 inline __m256i nibble_shift() { return _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4); }
 
 inline __m256 byte_lanes(uint64_t v8) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(v8))));
 }
 
-template <bool kOn = kVnni>
-struct Q4_KSuper {
-    using Block = BlockQ4_K;
+// AVX2: w[j] lane L holds the nibbles of elements 4j..4j+3 of sub-block L
+// (dword j of chunk L / 2, low or high nibbles), shifted down.
+inline void k_nibbles256(const uint8_t* qs, __m256i (&w)[8]) {
+    __m256i cols[4];
+    chunk_columns(qs, cols);
+    const __m256i idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), m4 = _mm256_set1_epi8(0x0F);
+    for (int j = 0; j < 8; ++j) w[j] = _mm256_and_si256(_mm256_srlv_epi32(column(cols, j, idx), nibble_shift()), m4);
+}
 
-    // d * scale_L (over 16 in odd lanes) and dmin * min_L in lane L.
+// VNNI: the qs dwords of w[2i] | w[2i + 1] (dword j of chunk c is dword
+// 8c + j of v0, v1), unmasked: lane 2c's nibbles are low, 2c+1's high.
+template <bool kOn = kVnni>
+inline __m512i k_nibble_dwords(__m512i v0, __m512i v1, int i) {
+    const __m512i idx = _mm512_add_epi32(_mm512_setr_epi32(0, 0, 8, 8, 16, 16, 24, 24, 1, 1, 9, 9, 17, 17, 25, 25),
+                                         _mm512_set1_epi32(2 * i));
+    return _mm512_permutex2var_epi32(v0, idx, v1);
+}
+
+// Q4_K's weights. The odd lanes (high nibbles) of its integer dots hold 16
+// times the sub-block's dot: VNNI multiplies a high nibble in place (byte &
+// 0xF0) rather than shifting it down, and AVX2 scales its sums to match.
+// Their scale is d * scale_L / 16, so every product is the same real number,
+// and a power of two changes no rounding.
+template <bool kOn = kVnni>
+struct Q4_KBits {
+    using Block = BlockQ4_K;
+    static constexpr float kOddLaneScale = 0.0625f;
+
+    static void weights256(const Block& x, __m256i (&w)[8]) { k_nibbles256(x.qs, w); }
+    static __m256i lanes256(__m256i dot) { return _mm256_sllv_epi32(dot, nibble_shift()); }
+
+    // w[2i] | w[2i + 1] with high nibbles in place: one permute and a mask each.
+    static void weights512(const Block& x, __m512i (&z)[4]) {
+        const __m512i v0 = load512(x.qs), v1 = load512(x.qs + 64);
+        const __m512i mask = _mm512_set1_epi64(static_cast<long long>(0xF0F0F0F00F0F0F0FULL));
+        for (int i = 0; i < 4; ++i) z[i] = _mm512_and_si512(k_nibble_dwords(v0, v1, i), mask);
+    }
+};
+
+// Q5_K's weights: Q4_K's nibbles, always shifted down (a fifth bit leaves
+// no room to keep a high nibble in place), plus bit L of qh byte 4j + e as
+// bit 4 of byte e of w[j]'s lane L (element 32L + 4j + e).
+template <bool kOn = kVnni>
+struct Q5_KBits {
+    using Block = BlockQ5_K;
+    static constexpr float kOddLaneScale = 1.0f;
+
+    static void weights256(const Block& x, __m256i (&w)[8]) {
+        k_nibbles256(x.qs, w);
+        uint32_t qh[8];
+        std::memcpy(qh, x.qh, sizeof qh);
+        // Bit L of every byte to bit 4: right by L - 4 or left by 4 - L.
+        const __m256i down = _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3);
+        const __m256i up = _mm256_setr_epi32(4, 3, 2, 1, 0, 0, 0, 0);
+        const __m256i bit4 = _mm256_set1_epi8(0x10);
+        for (int j = 0; j < 8; ++j) {
+            const __m256i h = _mm256_set1_epi32(static_cast<int>(qh[j]));
+            w[j] = _mm256_or_si256(w[j], _mm256_and_si256(_mm256_sllv_epi32(_mm256_srlv_epi32(h, down), up), bit4));
+        }
+    }
+    static __m256i lanes256(__m256i dot) { return dot; }
+
+    // w[2i] | w[2i + 1]: the nibble dwords shifted down and masked, and qh
+    // dword 2i (2i + 1) rotated per lane, merged by one ternary-logic op.
+    static void weights512(const Block& x, __m512i (&z)[4]) {
+        const __m512i v0 = load512(x.qs), v1 = load512(x.qs + 64);
+        const __m512i qh = _mm512_castsi256_si512(load256(x.qh));
+        const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+        const __m512i rot = _mm512_setr_epi32(4, 3, 2, 1, 0, 31, 30, 29, 4, 3, 2, 1, 0, 31, 30, 29);
+        for (int i = 0; i < 4; ++i) {
+            const __m512i lo = _mm512_and_si512(_mm512_srlv_epi32(k_nibble_dwords(v0, v1, i), shift),
+                                                _mm512_set1_epi8(0x0F));
+            const __m512i h_idx = _mm512_setr_epi32(2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i,
+                                                    2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1,
+                                                    2 * i + 1, 2 * i + 1, 2 * i + 1);
+            const __m512i hi = _mm512_rolv_epi32(_mm512_permutexvar_epi32(h_idx, qh), rot);
+            z[i] = _mm512_ternarylogic_epi32(lo, hi, _mm512_set1_epi8(0x10), 0xF8);  // lo | (hi & 0x10)
+        }
+    }
+};
+
+// The affine K-quant arithmetic over Bits' weight lanes.
+template <class Bits, bool kOn = kVnni>
+struct AffineKSuper {
+    using Block = typename Bits::Block;
+
+    // d * scale_L (times kOddLaneScale in odd lanes) and dmin * min_L in lane L.
     struct Scales {
         __m256 a, b;
     };
     static Scales scales(const Block& x) {
         uint64_t sc8, mn8;
-        q4_k_scales(x.scales, &sc8, &mn8);
-        const __m256 sixteenths = _mm256_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1, 0.0625f);
-        const __m256 d = _mm256_mul_ps(_mm256_set1_ps(h2f(x.d)), sixteenths);
+        k_scales_mins(x.scales, &sc8, &mn8);
+        constexpr float k = Bits::kOddLaneScale;
+        const __m256 d = _mm256_mul_ps(_mm256_set1_ps(h2f(x.d)), _mm256_setr_ps(1, k, 1, k, 1, k, 1, k));
         return {_mm256_mul_ps(byte_lanes(sc8), d),
                 _mm256_mul_ps(byte_lanes(mn8), _mm256_set1_ps(h2f(x.dmin)))};
     }
@@ -151,46 +235,26 @@ struct Q4_KSuper {
         return _mm256_fnmadd_ps(s.b, msum, acc);
     }
 
-    // AVX2: w[j] lane 2c (2c+1) holds the low (high, shifted down) nibbles
-    // of dword j of the block's 32-byte chunk c, i.e. elements 4j..4j+3 of
-    // sub-block 2c (2c+1).
     struct Row256 {
         __m256i w[8];
         Scales s;
     };
     static Row256 row256(const Block& x) {
         Row256 r;
-        __m256i cols[4];
-        chunk_columns(x.qs, cols);
-        const __m256i idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), m4 = _mm256_set1_epi8(0x0F);
-        for (int j = 0; j < 8; ++j) {
-            r.w[j] = _mm256_and_si256(_mm256_srlv_epi32(column(cols, j, idx), nibble_shift()), m4);
-        }
+        Bits::weights256(x, r.w);
         r.s = scales(x);
         return r;
     }
     static __m256 fma256(const Row256& r, const SuperAct& a, __m256 acc) {
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         chains256(r.w, a.q, lo, hi);
-        const __m256i dot = _mm256_sllv_epi32(_mm256_add_epi32(lo, hi), nibble_shift());
+        const __m256i dot = Bits::lanes256(_mm256_add_epi32(lo, hi));
         return apply(dot, r.s, a.d, load_field_ps(a.sup, offsetof(ActSuperQ8_K, msum)), acc);
     }
 
-    // VNNI: w[2i] | w[2i + 1] with high nibbles in place, straight from the
-    // block's 128 bytes by one two-source dword permute and a mask each.
-    static void weights512(const Block& x, __m512i (&z)[4]) {
-        const __m512i v0 = load512(x.qs), v1 = load512(x.qs + 64);
-        const __m512i mask = _mm512_set1_epi64(static_cast<long long>(0xF0F0F0F00F0F0F0FULL));
-        for (int i = 0; i < 4; ++i) {
-            // Dword j of chunk c is dword 8c + j of (v0, v1).
-            const __m512i idx = _mm512_add_epi32(
-                _mm512_setr_epi32(0, 0, 8, 8, 16, 16, 24, 24, 1, 1, 9, 9, 17, 17, 25, 25), _mm512_set1_epi32(2 * i));
-            z[i] = _mm512_and_si512(_mm512_permutex2var_epi32(v0, idx, v1), mask);
-        }
-    }
     static __m256 fma_one(const Block& x, const __m512i (&y)[4], const uint8_t* sup, __m256 d, __m256 acc) {
         __m512i z[4];
-        weights512(x, z);
+        Bits::weights512(x, z);
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         chains_one(z, y, lo, hi);
         return apply(_mm256_add_epi32(lo, hi), scales(x), d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
@@ -203,8 +267,8 @@ struct Q4_KSuper {
     static RowPair row_pair(const Block& x0, const Block& x1) {
         RowPair r;
         __m512i z0[4], z1[4];
-        weights512(x0, z0);
-        weights512(x1, z1);
+        Bits::weights512(x0, z0);
+        Bits::weights512(x1, z1);
         pair_rows(z0, z1, r.w);
         const Scales s0 = scales(x0), s1 = scales(x1);
         r.a = join_halves(s0.a, s1.a);
@@ -347,7 +411,7 @@ void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* ac
     using Block = typename F::Block;
     const Block* x[NR];
     super_rows_start<Block, NR>(w, w_stride, x);
-    const ActTokens<Block, NT> y(act, stride);
+    const SuperTokens<NT> y(act, stride);
     __m256 acc[NR][NT];
     for (int r = 0; r < NR; ++r) {
         for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
@@ -380,7 +444,7 @@ void super_row_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_
     constexpr int kPairs = (NR + 1) / 2;
     const Block* x[2 * kPairs];
     for (int r = 0; r < 2 * kPairs; ++r) x[r] = reinterpret_cast<const Block*>(w + std::min(r, NR - 1) * w_stride);
-    const ActTokens<Block, NT> y(act, stride);
+    const SuperTokens<NT> y(act, stride);
     __m512 acc[kPairs][NT];
     for (int p = 0; p < kPairs; ++p) {
         for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
@@ -414,7 +478,7 @@ void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const u
     using Block = typename F::Block;
     const Block* x[NR];
     super_rows_start<Block, NR>(w, w_stride, x);
-    const ActTokens<Block, 1> y(act, 0);
+    const SuperTokens<1> y(act, 0);
     __m256 acc[NR];
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     const char* pf = prefetch_start<NR>(w, w_stride);
@@ -455,7 +519,13 @@ void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_
 template <int NR, int NT>
 struct Q4_KSupers {
     static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-        super_tile<Q4_KSuper<>, NR, NT>(n / kQKK, w, ws, a, as, o, os);
+        super_tile<AffineKSuper<Q4_KBits<>>, NR, NT>(n / kQKK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+struct Q5_KSupers {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        super_tile<AffineKSuper<Q5_KBits<>>, NR, NT>(n / kQKK, w, ws, a, as, o, os);
     }
 };
 template <int NR, int NT>

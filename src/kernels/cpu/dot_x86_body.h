@@ -64,6 +64,43 @@ void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, flo
     finish<NT>(acc, tail, out);
 }
 
+// BF16 weights with BF16 activations. A BF16 value is the top half of an
+// F32, so 16 of them load as F32s without a shuffle: shifted up 16 bits
+// (the even elements) and masked (the odd ones), each half with its own
+// accumulator set; a scalar tail for n % 16.
+inline float bf16_f32(uint16_t e) {
+    const uint32_t bits = uint32_t{e} << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+template <int NT>
+void bf16_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
+    const uint16_t* x = static_cast<const uint16_t*>(w);
+    const uint16_t* y[NT];
+    act_rows(act, stride, y);
+    static_assert(kAccSets<NT> == 2);
+    __m256 acc[2][NT] = {};
+    const __m256i odd = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i wv = load256(x + i);
+        const __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(wv, 16));
+        const __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(wv, odd));
+        for (int t = 0; t < NT; ++t) {
+            const __m256i yv = load256(y[t] + i);
+            acc[0][t] = _mm256_fmadd_ps(we, _mm256_castsi256_ps(_mm256_slli_epi32(yv, 16)), acc[0][t]);
+            acc[1][t] = _mm256_fmadd_ps(wo, _mm256_castsi256_ps(_mm256_and_si256(yv, odd)), acc[1][t]);
+        }
+    }
+    float tail[NT] = {};
+    for (; i < n; ++i) {
+        for (int t = 0; t < NT; ++t) tail[t] += bf16_f32(x[i]) * bf16_f32(y[t][i]);
+    }
+    finish<NT>(acc, tail, out);
+}
+
 // Turns a tile template into a MultiDotFn by switching on the token count;
 // more than 4 tokens run as a 4-token tile and the rest (a token's result
 // does not depend on the tile).
@@ -89,4 +126,7 @@ template <int NT>
 struct F16Tile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, true>(n, w, a, s, o); }
 };
-
+template <int NT>
+struct BF16Tile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { bf16_tile<NT>(n, w, a, s, o); }
+};
