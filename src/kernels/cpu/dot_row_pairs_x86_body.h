@@ -43,7 +43,7 @@ inline __m512 join_halves(__m256 lo, __m256 hi) {
 // least 72 bytes, so a 64-byte load at its start stays inside it; fields past
 // byte 64 come from a second load masked to the step's end.
 template <class Block, size_t kField>
-inline __m512 pair_scales(const Block* x0, const Block* x1) {
+inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
     constexpr size_t kStep = kQuadBlocks * sizeof(Block);
     static_assert(kStep >= 64 && sizeof(Block) % 2 == 0 && kField % 2 == 0);
     constexpr auto word = [](int lane) { return static_cast<int>((kQuadLaneBlock[lane] * sizeof(Block) + kField) / 2); };
@@ -93,13 +93,15 @@ inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4
 // Rows x0 and x1's full step (nibble formats): load_weight_quad<4> of each
 // row, in the two halves.
 template <class Block>
-inline void load_weight_pair(const Block* x0, const Block* x1, __m512i (&q)[4], __m512& d, __m512& m) {
-    d = pair_scales<Block, offsetof(Block, d)>(x0, x1);
+inline WeightPair load_row_pair(const Block* x0, const Block* x1) {
+    WeightPair w;
+    w.d = row_pair_scales<Block, offsetof(Block, d)>(x0, x1);
     if constexpr (kHasMin<Block>) {
-        m = pair_scales<Block, offsetof(Block, m)>(x0, x1);
+        w.m = row_pair_scales<Block, offsetof(Block, m)>(x0, x1);
     } else {
-        m = d;
+        w.m = w.d;
     }
+    __m512i (&q)[4] = w.q;
     const __m512i ab = join4(x0[0].qs, x0[1].qs, x1[0].qs, x1[1].qs);
     const __m512i cd = join4(x0[2].qs, x0[3].qs, x1[2].qs, x1[3].qs);
     const __m512i b07 = _mm512_unpacklo_epi64(ab, cd), b8f = _mm512_unpackhi_epi64(ab, cd);
@@ -109,15 +111,18 @@ inline void load_weight_pair(const Block* x0, const Block* x1, __m512i (&q)[4], 
     q[2] = _mm512_and_si512(_mm512_srli_epi16(b07, 4), m4);
     q[3] = _mm512_and_si512(_mm512_srli_epi16(b8f, 4), m4);
     if constexpr (kFifthBit<Block>) add_pair_fifth_bits(x0, x1, q);
+    return w;
 }
 
 // A partial step (NB < 4 blocks): each row's WeightQuad, side by side.
 template <int NB, class Block>
-inline void load_partial_pair(const Block* x0, const Block* x1, __m512i (&q)[4], __m512& d, __m512& m) {
+inline WeightPair load_partial_row_pair(const Block* x0, const Block* x1) {
     const WeightQuad w0 = load_weight_quad<NB>(x0), w1 = load_weight_quad<NB>(x1);
-    for (int j = 0; j < 4; ++j) q[j] = _mm512_inserti64x4(_mm512_castsi256_si512(w0.q[j]), w1.q[j], 1);
-    d = join_halves(w0.d, w1.d);
-    m = kHasMin<Block> ? join_halves(w0.m, w1.m) : d;
+    WeightPair w;
+    for (int j = 0; j < 4; ++j) w.q[j] = _mm512_inserti64x4(_mm512_castsi256_si512(w0.q[j]), w1.q[j], 1);
+    w.d = join_halves(w0.d, w1.d);
+    w.m = kHasMin<Block> ? join_halves(w0.m, w1.m) : w.d;
+    return w;
 }
 
 template <int NP, int NB, class Block>
@@ -127,16 +132,15 @@ inline void row_pair_step(const Block* const (&x)[2 * NP], const uint8_t* quad, 
     for (int j = 0; j < 4; ++j) both.q[j] = both_halves(a.q[j]);
     both.base = both_halves(a.base);
     both.d = both_halves(a.d);
-    both.s = kHasMin<Block> ? both_halves(a.s) : both.d;
+    if constexpr (kHasMin<Block>) both.s = both_halves(a.s);
     for (int p = 0; p < NP; ++p) {
-        __m512i q[4];
-        __m512 d, m;
+        WeightPair w;
         if constexpr (NB == kQuadBlocks) {
-            load_weight_pair(x[2 * p] + ib, x[2 * p + 1] + ib, q, d, m);
+            w = load_row_pair(x[2 * p] + ib, x[2 * p + 1] + ib);
         } else {
-            load_partial_pair<NB>(x[2 * p] + ib, x[2 * p + 1] + ib, q, d, m);
+            w = load_partial_row_pair<NB>(x[2 * p] + ib, x[2 * p + 1] + ib);
         }
-        pair_fma<Block>(q, d, m, both, acc[p]);
+        pair_fma<Block>(w, both, acc[p]);
     }
 }
 
