@@ -1,5 +1,5 @@
 // Q8_0 / Q8_1 / Q8_K activation rows re-laid out for the tiled Q4_0, Q5_0,
-// Q8_0, Q4_1, Q5_1, Q4_K and Q6_K kernels, once per matmul: everything those
+// Q8_0, Q4_1, Q5_1, Q4_K, Q5_K and Q6_K kernels, once per matmul: everything those
 // kernels would otherwise recompute per weight row (byte shuffles, offset
 // sums, scales) is done here, once per token.
 #pragma once
@@ -35,10 +35,10 @@ struct ActQuadQ8_1 {
 };
 static_assert(sizeof(ActQuadQ8_1) == 192);
 
-// One Q8_K super-block for Q4_K and Q6_K weights: int32 lane L of every qs
+// One Q8_K super-block for Q4_K, Q5_K and Q6_K weights: int32 lane L of every qs
 // field holds four elements of sub-block L (32 elements), so chained byte
 // dots leave each sub-block's dot (fields 0-3 and 4-7: each half's) in its
-// own lane, where its scales apply. msum is Q4_K's min term, d times the
+// own lane, where its scales apply. msum is Q4_K's and Q5_K's min term, d times the
 // sub-block's sum; neg32 Q6_K's offset, -32 times each half's sum. (These
 // kernels broadcast one token's field to two weight rows rather than load
 // two tokens' at once; they share the pair rows below all the same.)

@@ -20,7 +20,8 @@ inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
 // The prepared activation layout a weight format reads (K-quants:
 // dot_supers_x86_body.h).
 template <class Block>
-inline constexpr bool kIsKQuant = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ6_K>;
+inline constexpr bool kIsKQuant =
+    std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> || std::is_same_v<Block, BlockQ6_K>;
 template <class Block>
 using ActQuadOf =
     std::conditional_t<kHasMin<Block>, ActQuadQ8_1, std::conditional_t<kIsKQuant<Block>, ActSuperQ8_K, ActQuad>>;
