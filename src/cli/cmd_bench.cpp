@@ -163,8 +163,13 @@ void print_table(const Model& model, const BenchOptions& o, const std::vector<Re
     std::printf("threads: %d, kernels: %s, repetitions: %d, KV cache: K %s, V %s\n", o.threads,
                 simd_level_name(best_simd_level()), o.reps, kv_type_name(o.kv_types.k).c_str(),
                 kv_type_name(o.kv_types.v).c_str());
-    std::printf("weights read per decode token: %.1f MiB; memory read bandwidth: %.2f GB/s\n\n",
-                wbytes / (1024.0 * 1024.0), bw / 1e9);
+    const MappedFile* map = model.gguf().mapping();
+    const double huge = map && map->size() > 0 ? 100.0 * static_cast<double>(map->huge_page_bytes()) /
+                                                     static_cast<double>(map->size())
+                                               : 0.0;
+    std::printf("weights read per decode token: %.1f MiB (model file %.0f%% on 2 MiB pages); memory read "
+                "bandwidth: %.2f GB/s\n\n",
+                wbytes / (1024.0 * 1024.0), huge, bw / 1e9);
     std::printf("| %-24s | %16s | %9s |\n", "test", "t/s", "roofline");
     std::printf("|%s|%s|%s|\n", std::string(26, '-').c_str(), std::string(18, '-').c_str(),
                 std::string(11, '-').c_str());
@@ -188,6 +193,9 @@ void print_json(const Model& model, const BenchOptions& o, const std::vector<Res
     j["cache_type_v"] = kv_type_name(o.kv_types.v);
     j["read_bandwidth_gbs"] = bw / 1e9;
     j["weight_bytes_per_token"] = wbytes;
+    if (const MappedFile* map = model.gguf().mapping(); map && map->size() > 0) {
+        j["model_huge_page_fraction"] = static_cast<double>(map->huge_page_bytes()) / static_cast<double>(map->size());
+    }
     j["results"] = nlohmann::json::array();
     for (const Result& r : results) {
         nlohmann::json e{{"test", r.test},     {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},

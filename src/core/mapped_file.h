@@ -6,6 +6,14 @@
 // populate(), which reports a shrunk file as an error instead; callers run it
 // again once they have read what they need (GgufFile::open does), so a file
 // cut while it is being loaded fails the load cleanly.
+//
+// How the page cache holds a model file matters to decode speed: the 1.1B
+// test model decoded at 46 t/s while its file sat in the cache as written
+// (small folios) and at 57-58 t/s once it had been dropped and read back in
+// through a mapping, which on ext4 builds 2 MiB folios (docs/BENCHMARKS.md).
+// The mapping asks for 2 MiB pages (MADV_HUGEPAGE) so those folios are
+// mapped whole; that alone measured no faster, but huge_page_bytes() tells
+// which state a run was in.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +40,10 @@ public:
     // user space: an error (not SIGBUS) when the file is now shorter than the
     // mapping. A no-op where the kernel lacks MADV_POPULATE_READ (< 5.14).
     Status populate() const;
+
+    // Bytes of the mapping the kernel backs with 2 MiB pages (PMD mappings,
+    // /proc/self/smaps' FilePmdMapped); 0 where that cannot be read.
+    size_t huge_page_bytes() const;
 
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }

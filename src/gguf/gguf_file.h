@@ -75,6 +75,8 @@ public:
     uint64_t alignment() const { return alignment_; }
     const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return kv_; }
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    // The file's mapping; null for parse()d buffers.
+    const MappedFile* mapping() const { return mapping_.get(); }
 
     const GgufValue* find(std::string_view key) const;
     const GgufTensorInfo* find_tensor(std::string_view name) const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,28 @@ TEST(MappedFileTest, EmptyFileHasNothingToPopulate) {
     ASSERT_TRUE(m.ok()) << m.error();
     EXPECT_EQ(m->size(), 0u);
     EXPECT_TRUE(m->populate().ok());
+}
+
+// Whether the kernel gives the mapping 2 MiB pages depends on the filesystem
+// and on how the file is cached, so only the report's shape is checked: whole
+// 2 MiB pages, never more than the mapping. The file is written, flushed and
+// dropped from the page cache first, so on a filesystem with large folios the
+// mapping's own read builds them (printed for the record).
+TEST(MappedFileTest, HugePageShareIsWholePagesWithinTheMapping) {
+    TempFile f("tessera-huge");
+    const size_t size = 8u << 20;
+    write_bytes(f.path(), size);
+    const int fd = ::open(f.path().c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    fsync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    auto m = MappedFile::open(f.path());
+    ASSERT_TRUE(m.ok()) << m.error();
+    const size_t huge = m->huge_page_bytes();
+    EXPECT_LE(huge, size);
+    EXPECT_EQ(huge % (2u << 20), 0u) << huge;
+    std::printf("[mapped file] %zu of %zu bytes on 2 MiB pages\n", huge, size);
 }
 
 // Overwriting a loaded model's tensor data in place (MAP_PRIVATE shows other
