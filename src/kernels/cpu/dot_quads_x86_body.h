@@ -292,21 +292,28 @@ inline __m512 pair_scales(uint64_t h4) {
     return _mm512_permutexvar_ps(order, _mm512_castps128_ps512(f));
 }
 
-// add_fifth_bits for a WeightPair: the same byte shuffle in every 128-bit
-// lane, the bit tests into a mask.
-template <int NB, class Block>
-inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
-    uint32_t h[kQuadBlocks] = {};
-    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
-    const __m512i hv = _mm512_broadcast_i64x4(_mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
-                                                                static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0));
+// add_fifth_bits at 512 bits: hv holds each 256-bit half's qh words laid out
+// as there (a, c, 0, 0, b, d, 0, 0); the same byte shuffle works in every
+// 128-bit lane and the bit tests go into a mask. Shared by the pair tiles
+// (one row in both halves) and the row pairs (dot_row_pairs_x86_body.h).
+template <bool kOn = kVnni>
+inline void add_fifth_bits_512(__m512i hv, __m512i (&q)[4]) {
     const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));
     constexpr int64_t kOnes = 0x0101010101010101;
     for (int j = 0; j < 4; ++j) {
         const __m512i pick = _mm512_set4_epi64(kOnes * (4 + j), kOnes * j, kOnes * (4 + j), kOnes * j);
         const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, pick), bit);
-        w.q[j] = _mm512_mask_add_epi8(w.q[j], set, w.q[j], _mm512_set1_epi8(0x10));
+        q[j] = _mm512_mask_add_epi8(q[j], set, q[j], _mm512_set1_epi8(0x10));
     }
+}
+
+template <int NB, class Block>
+inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
+    uint32_t h[kQuadBlocks] = {};
+    for (int k = 0; k < NB; ++k) std::memcpy(&h[k], x[k].qh, sizeof h[k]);
+    add_fifth_bits_512(_mm512_broadcast_i64x4(_mm256_setr_epi32(static_cast<int>(h[0]), static_cast<int>(h[2]), 0, 0,
+                                                                static_cast<int>(h[1]), static_cast<int>(h[3]), 0, 0)),
+                       w.q);
 }
 
 // load_weight_quad straight into both halves: the blocks' bytes are loaded

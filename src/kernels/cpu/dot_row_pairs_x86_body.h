@@ -68,9 +68,7 @@ inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
     return _mm512_cvtph_ps(halves);
 }
 
-// ORs 16 into every byte of q whose element has its qh bit set, for both
-// rows: add_fifth_bits' byte shuffle works within 128-bit lanes, so the same
-// pattern serves each row's half.
+// The fifth bits of both rows: each row's qh words in its own half.
 template <class Block>
 inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4]) {
     int h[2][kQuadBlocks];
@@ -78,16 +76,9 @@ inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4
         std::memcpy(&h[0][k], x0[k].qh, sizeof h[0][k]);
         std::memcpy(&h[1][k], x1[k].qh, sizeof h[1][k]);
     }
-    const __m512i hv = _mm512_setr_epi32(h[0][0], h[0][2], 0, 0, h[0][1], h[0][3], 0, 0, h[1][0], h[1][2], 0, 0,
-                                         h[1][1], h[1][3], 0, 0);
-    const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));  // byte e: 1 << e
-    constexpr int64_t kOnes = 0x0101010101010101;
-    for (int j = 0; j < 4; ++j) {
-        const __m512i pick = _mm512_setr_epi64(kOnes * j, kOnes * (4 + j), kOnes * j, kOnes * (4 + j), kOnes * j,
-                                               kOnes * (4 + j), kOnes * j, kOnes * (4 + j));
-        const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(hv, pick), bit);
-        q[j] = _mm512_or_si512(q[j], _mm512_maskz_mov_epi8(set, _mm512_set1_epi8(0x10)));
-    }
+    add_fifth_bits_512(_mm512_setr_epi32(h[0][0], h[0][2], 0, 0, h[0][1], h[0][3], 0, 0, h[1][0], h[1][2], 0, 0,
+                                         h[1][1], h[1][3], 0, 0),
+                       q);
 }
 
 // Rows x0 and x1's full step (nibble formats): load_weight_quad<4> of each
