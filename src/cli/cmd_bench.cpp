@@ -156,6 +156,14 @@ private:
     std::vector<float> logits_;
 };
 
+// Share of the model file mapped on 2 MiB pages (core/mapped_file.h says why
+// it matters to decode speed); 0 for an empty or unmapped file.
+double huge_page_fraction(const Model& model) {
+    const MappedFile* map = model.gguf().mapping();
+    if (map == nullptr || map->size() == 0) return 0.0;
+    return static_cast<double>(map->huge_page_bytes()) / static_cast<double>(map->size());
+}
+
 void print_table(const Model& model, const BenchOptions& o, const std::vector<Result>& results, double bw,
                  double wbytes) {
     std::printf("model: %s (%s, %d layers, n_embd %d)\n", o.model_path.c_str(), model.config().arch.c_str(),
@@ -163,10 +171,7 @@ void print_table(const Model& model, const BenchOptions& o, const std::vector<Re
     std::printf("threads: %d, kernels: %s, repetitions: %d, KV cache: K %s, V %s\n", o.threads,
                 simd_level_name(best_simd_level()), o.reps, kv_type_name(o.kv_types.k).c_str(),
                 kv_type_name(o.kv_types.v).c_str());
-    const MappedFile* map = model.gguf().mapping();
-    const double huge = map && map->size() > 0 ? 100.0 * static_cast<double>(map->huge_page_bytes()) /
-                                                     static_cast<double>(map->size())
-                                               : 0.0;
+    const double huge = 100.0 * huge_page_fraction(model);
     std::printf("weights read per decode token: %.1f MiB (model file %.0f%% on 2 MiB pages); memory read "
                 "bandwidth: %.2f GB/s\n\n",
                 wbytes / (1024.0 * 1024.0), huge, bw / 1e9);
@@ -193,9 +198,7 @@ void print_json(const Model& model, const BenchOptions& o, const std::vector<Res
     j["cache_type_v"] = kv_type_name(o.kv_types.v);
     j["read_bandwidth_gbs"] = bw / 1e9;
     j["weight_bytes_per_token"] = wbytes;
-    if (const MappedFile* map = model.gguf().mapping(); map && map->size() > 0) {
-        j["model_huge_page_fraction"] = static_cast<double>(map->huge_page_bytes()) / static_cast<double>(map->size());
-    }
+    j["model_huge_page_fraction"] = huge_page_fraction(model);
     j["results"] = nlohmann::json::array();
     for (const Result& r : results) {
         nlohmann::json e{{"test", r.test},     {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},
