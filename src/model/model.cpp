@@ -19,6 +19,25 @@ namespace tessera {
 // Tokens per pass when one long sequence is run alone (CLI, tests): bounds
 // the workspace while keeping matmuls wide.
 constexpr int64_t kChunk = 256;
+// The per-token work between the matmuls (norms, RoPE and cache writes,
+// SwiGLU, residual adds) is split over the pool from this many tokens on;
+// run on the calling thread alone it left the other cores idle for a few
+// percent of a prefill step. Below it a parallel region costs more than it
+// saves (decode).
+constexpr int64_t kParallelTokensMin = 16;
+
+// Calls fn(thread, begin, end) over token ranges that cover [0, n): one
+// range per pool thread for a large batch, else [0, n) on the caller.
+// Every token's arithmetic is the same either way.
+template <class F>
+void for_token_ranges(ThreadPool& pool, int64_t n, const F& fn) {
+    const int parts = n >= kParallelTokensMin ? pool.size() : 1;
+    if (parts == 1) {
+        fn(0, int64_t{0}, n);
+        return;
+    }
+    pool.run([&](int idx, int) { fn(idx, n * idx / parts, n * (idx + 1) / parts); });
+}
 
 struct Model::Workspace {
     int64_t capacity = 0;      // tokens the buffers below hold
@@ -34,10 +53,12 @@ struct Model::Workspace {
     std::vector<uint8_t> scratch;  // matmul activation quantization
     std::vector<AttnSeq> attn_seqs;
     AttentionScratch attn_scratch;
-    RopeTable rope;
+    std::vector<RopeTable> rope;  // one per pool thread
+
 
     // Grows (never shrinks) so steady-state steps allocate nothing.
-    void reserve(const ModelConfig& c, int64_t n) {
+    void reserve(const ModelConfig& c, int64_t n, int n_threads) {
+        if (rope.size() < static_cast<size_t>(n_threads)) rope.resize(static_cast<size_t>(n_threads));
         if (n <= capacity) return;
         capacity = n;
         x.resize(n * c.n_embd);
@@ -116,7 +137,7 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
         }
     }
     Workspace& ws = *ws_;
-    ws.reserve(c, n);
+    ws.reserve(c, n, pool.size());
     const ThreadPool::Busy busy(pool);
     for (int64_t t = 0; t < n; ++t) {
         embedding_row(weights_.token_embd.type, weights_.token_embd.data, weights_.token_embd.row_bytes,
@@ -144,7 +165,7 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     const LayerWeights& w = weights_.layers[layer];
     Workspace& ws = *ws_;
     const auto n = static_cast<int64_t>(batch.tokens.size());
-    rmsnorm(ws.x.data(), w.attn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
+    rms_norm_rows(w.attn_norm, n, pool);
     if (can_group(w.wq, w.wk) && can_group(w.wq, w.wv)) {
         const MatmulOut qkv[] = {{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}};
         matmul_group(qkv, ws.h.data(), n, pool, ws.scratch);
@@ -159,23 +180,27 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
         const BatchSequence& s = batch.seqs[batch.seq_of[t]];
         return s.pos0 + (t - s.first);
     };
-    for (int64_t t = 0; t < n; ++t) {
-        float* q = ws.q.data() + t * c.q_dim();
-        float* k = ws.k.data() + t * c.kv_dim();
-        float* v = ws.v.data() + t * c.kv_dim();
-        if (w.bq) {
-            add_inplace(q, w.bq, c.q_dim());
-            add_inplace(k, w.bk, c.kv_dim());
-            add_inplace(v, w.bv, c.kv_dim());
+    for_token_ranges(pool, n, [&](int thread, int64_t begin, int64_t end) {
+        RopeTable& rope = ws.rope[static_cast<size_t>(thread)];
+        for (int64_t t = begin; t < end; ++t) {
+            float* q = ws.q.data() + t * c.q_dim();
+            float* k = ws.k.data() + t * c.kv_dim();
+            float* v = ws.v.data() + t * c.kv_dim();
+            if (w.bq) {
+                add_inplace(q, w.bq, c.q_dim());
+                add_inplace(k, w.bk, c.kv_dim());
+                add_inplace(v, w.bv, c.kv_dim());
+            }
+            const int64_t pos = position(t);
+            rope_table(c.rope, pos, rope);
+            rope_apply(c.rope, rope, q, c.n_head, c.head_dim);
+            rope_apply(c.rope, rope, k, c.n_head_kv, c.head_dim);
+            const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;
+            // Tokens write distinct slots (distinct bytes of a shared K block).
+            const int64_t slot = static_cast<int64_t>(table[pos / bs]) * bs + pos % bs;
+            cache.store(layer, slot, k, v);
         }
-        const int64_t pos = position(t);
-        rope_table(c.rope, pos, ws.rope);
-        rope_apply(c.rope, ws.rope, q, c.n_head, c.head_dim);
-        rope_apply(c.rope, ws.rope, k, c.n_head_kv, c.head_dim);
-        const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;
-        const int64_t slot = static_cast<int64_t>(table[pos / bs]) * bs + pos % bs;
-        cache.store(layer, slot, k, v);
-    }
+    });
 
     // Query heads are grouped per KV head and long contexts split, so a
     // single decode token still spreads over every core.
@@ -187,14 +212,14 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     attention_batch(shape, cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), pool, ws.attn_scratch,
                     best_simd_level());
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), pool, ws.scratch);
-    add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);
+    add_residual(n, pool);
 }
 
 void Model::ffn_layer(int layer, int64_t n, ThreadPool& pool) {
     const auto& c = config_;
     const LayerWeights& w = weights_.layers[layer];
     Workspace& ws = *ws_;
-    rmsnorm(ws.x.data(), w.ffn_norm, ws.h.data(), n, c.n_embd, c.norm_eps);
+    rms_norm_rows(w.ffn_norm, n, pool);
     if (can_group(w.w_gate, w.w_up)) {
         const MatmulOut gate_up[] = {{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}};
         matmul_group(gate_up, ws.h.data(), n, pool, ws.scratch);
@@ -202,9 +227,28 @@ void Model::ffn_layer(int layer, int64_t n, ThreadPool& pool) {
         matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), pool, ws.scratch);
         matmul(w.w_up, ws.h.data(), n, ws.up.data(), pool, ws.scratch);
     }
-    swiglu_inplace(ws.gate.data(), ws.up.data(), n * c.n_ff);
+    for_token_ranges(pool, n, [&](int, int64_t begin, int64_t end) {
+        swiglu_inplace(ws.gate.data() + begin * c.n_ff, ws.up.data() + begin * c.n_ff, (end - begin) * c.n_ff);
+    });
     matmul(w.w_down, ws.gate.data(), n, ws.proj.data(), pool, ws.scratch);
-    add_inplace(ws.x.data(), ws.proj.data(), n * c.n_embd);
+    add_residual(n, pool);
+}
+
+void Model::rms_norm_rows(const float* weight, int64_t n, ThreadPool& pool) {
+    const auto& c = config_;
+    Workspace& ws = *ws_;
+    for_token_ranges(pool, n, [&](int, int64_t begin, int64_t end) {
+        rmsnorm(ws.x.data() + begin * c.n_embd, weight, ws.h.data() + begin * c.n_embd, end - begin, c.n_embd,
+                c.norm_eps);
+    });
+}
+
+void Model::add_residual(int64_t n, ThreadPool& pool) {
+    const auto& c = config_;
+    Workspace& ws = *ws_;
+    for_token_ranges(pool, n, [&](int, int64_t begin, int64_t end) {
+        add_inplace(ws.x.data() + begin * c.n_embd, ws.proj.data() + begin * c.n_embd, (end - begin) * c.n_embd);
+    });
 }
 
 }  // namespace tessera

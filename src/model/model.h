@@ -51,6 +51,9 @@ private:
     struct Workspace;
     void attention_layer(int layer, const Batch& batch, KvCache& cache, ThreadPool& pool);
     void ffn_layer(int layer, int64_t n, ThreadPool& pool);
+    // h = RMSNorm(x) * weight and x += proj for the batch's n tokens.
+    void rms_norm_rows(const float* weight, int64_t n, ThreadPool& pool);
+    void add_residual(int64_t n, ThreadPool& pool);
 
     GgufFile file_;
     ModelConfig config_;
