@@ -1,14 +1,14 @@
-// Socket lookup via /proc/self/fd plus getsockname/getpeername, and a
+// Socket lookup via the process's descriptors plus getsockname/getpeername, and a
 // non-blocking MSG_PEEK to see whether the peer has closed.
 #include "server/connection_probe.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstdlib>
+
+#include "server/process_sockets.h"
 
 namespace tessera {
 namespace {
@@ -46,18 +46,11 @@ bool socket_matches(int fd, const std::string& local_addr, int local_port, const
 
 ConnectionProbe::ConnectionProbe(const std::string& local_addr, int local_port, const std::string& remote_addr,
                                  int remote_port) {
-    DIR* dir = opendir("/proc/self/fd");
-    if (!dir) return;
-    while (const dirent* e = readdir(dir)) {
-        char* end = nullptr;
-        const long fd = std::strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end != '\0') continue;
-        if (socket_matches(static_cast<int>(fd), local_addr, local_port, remote_addr, remote_port)) {
-            fd_ = static_cast<int>(fd);
-            break;
-        }
-    }
-    closedir(dir);
+    for_each_open_fd([&](int fd) {
+        if (!socket_matches(fd, local_addr, local_port, remote_addr, remote_port)) return true;
+        fd_ = fd;
+        return false;
+    });
 }
 
 bool ConnectionProbe::peer_closed() const {

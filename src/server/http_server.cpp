@@ -2,12 +2,15 @@
 // HTTP server; generation lives in generation_route.cpp.
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <ctime>
 #include <functional>
 #include <thread>
 #include <utility>
 
 #include "server/field_reader.h"
+#include "server/process_sockets.h"
 #include "server/prometheus.h"
 #include "server/server_state.h"
 
@@ -16,6 +19,8 @@ namespace {
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 using State = HttpServer::State;
+
+constexpr int kListenBacklog = 4096;
 
 // Every route goes through this: the request has fully arrived (the
 // slow-client deadline stops while it is handled) and its header count is checked.
@@ -207,6 +212,13 @@ Expected<int> HttpServer::bind() {
     } else if (!state_->http.bind_to_port(o.host, o.port)) {
         return Status::error("cannot listen on " + o.host + ":" + std::to_string(o.port));
     }
+    // Debian's cpp-httplib is a compiled library that listens with a backlog
+    // of 5: a burst of new connections (32 clients at once) overflowed it and
+    // the kernel dropped their handshakes until SYN retries a second or more
+    // later. listen() again on the bound socket raises it (capped by
+    // net.core.somaxconn).
+    const int listening = find_listening_socket(port);
+    if (listening >= 0) ::listen(listening, kListenBacklog);
     state_->slow_clients.start(port);
     return port;
 }

@@ -4,12 +4,12 @@
 #include "server/slow_client_guard.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <cstdlib>
 #include <set>
+
+#include "server/process_sockets.h"
 
 namespace tessera {
 namespace {
@@ -81,23 +81,18 @@ void SlowClientGuard::run() {
 }
 
 void SlowClientGuard::scan() {
-    DIR* dir = opendir("/proc/self/fd");
-    if (!dir) return;
     std::set<std::string> seen;
     const auto now = Clock::now();
-    while (const dirent* e = readdir(dir)) {
-        char* end = nullptr;
-        const long fd = std::strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end != '\0') continue;
-        const std::string key = connection_peer(static_cast<int>(fd), local_port_);
-        if (key.empty()) continue;
+    for_each_open_fd([&](int fd) {
+        const std::string key = connection_peer(fd, local_port_);
+        if (key.empty()) return true;
         seen.insert(key);
         std::lock_guard<std::mutex> lock(mu_);
         auto [it, fresh] = conns_.try_emplace(key);
         Conn& c = it->second;
         c.missed = 0;
         if (fresh) c.deadline = now + limit_;
-        if (c.handling || c.dropped || now < c.deadline) continue;
+        if (c.handling || c.dropped || now < c.deadline) return true;
         // The fd was matched by its peer address a moment ago; if it has been
         // closed and reused since, shutdown() fails harmlessly or ends a
         // brand-new connection's first read (the client sees a reset).
@@ -105,9 +100,9 @@ void SlowClientGuard::scan() {
         // also sees it counted.
         c.dropped = true;
         dropped_.fetch_add(1);
-        shutdown(static_cast<int>(fd), SHUT_RDWR);
-    }
-    closedir(dir);
+        shutdown(fd, SHUT_RDWR);
+        return true;
+    });
     // Forget connections gone for two scans in a row (one may have opened
     // while the directory was being read; a closed one may still be marked
     // as handling when its response could not be written).

@@ -2,6 +2,9 @@
 # trickled a byte at a time) are dropped at --request-timeout without hurting
 # others; header count/size, body size and the protocol caps (n, max_tokens vs
 # context, top_logprobs, stop, logit_bias, token ids) answer 4xx at the edge.
+import os
+import select
+import signal
 import socket
 import threading
 import time
@@ -138,3 +141,33 @@ def test_context_limit_is_exact(server):
     assert r.status_code == 400 and r.json()["error"]["code"] == "context_length_exceeded"
     r = post(server, "/v1/completions", {"prompt": [28] * 10, "max_tokens": MAX_CONTEXT})
     assert r.status_code == 400 and r.json()["error"]["param"] == "max_tokens"
+
+
+def test_a_burst_of_connections_fits_the_listen_backlog(server):
+    """64 clients connecting at once all get through the handshake, even while the server process is
+    frozen: the kernel queues them up to the listen backlog (cpp-httplib's default of 5 dropped the
+    rest until their SYN retries a second or more later); then every one is served."""
+    n = 64
+    socks = [socket.socket() for _ in range(n)]
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        for s in socks:
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", server.port))
+        pending, deadline = set(socks), time.time() + 0.5  # loopback handshakes take microseconds
+        while pending and time.time() < deadline:
+            _, done, _ = select.select([], list(pending), [], deadline - time.time())
+            pending -= {s for s in done if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0}
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+    assert not pending, f"{len(pending)} of {n} connections were not accepted by the kernel"
+    for s in socks:
+        s.setblocking(True)
+        s.settimeout(30)
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    for s in socks:
+        reply = b""
+        while chunk := s.recv(4096):
+            reply += chunk
+        s.close()
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:100]
