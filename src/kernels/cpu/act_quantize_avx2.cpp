@@ -19,7 +19,9 @@
 namespace tessera::x86 {
 namespace {
 
-// Quantizes 32 floats into qs; returns d and the sum of the quantized values.
+// Quantizes 32 floats into qs; returns d and, if kSum (Q8_1), the sum of the
+// quantized values.
+template <bool kSum>
 float quantize_block(const float* x, int8_t* qs, int* sum) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 v[4], amax = _mm256_setzero_ps();
@@ -36,11 +38,13 @@ float quantize_block(const float* x, int8_t* qs, int* sum) {
     const __m256 id = _mm256_set1_ps(a != 0.0f ? 127.0f / a : 0.0f);
     __m256i q[4];  // round to nearest even: the default MXCSR mode, as nearbyint
     for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], id));
-    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-    *sum = _mm_cvtsi128_si32(s4);
+    if constexpr (kSum) {
+        const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+        *sum = _mm_cvtsi128_si32(s4);
+    }
     // |q| <= 127, so the saturating packs are exact; they interleave 128-bit
     // lanes, which the permute undoes.
     const __m256i p16a = _mm256_packs_epi32(q[0], q[1]), p16b = _mm256_packs_epi32(q[2], q[3]);
@@ -49,6 +53,10 @@ float quantize_block(const float* x, int8_t* qs, int* sum) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), p8);
     return d;
 }
+
+// fp32_to_fp16 by F16C: round to nearest even as well, and the same bits for
+// every finite value and infinity (a scale is never NaN: amax skips NaNs).
+inline uint16_t to_fp16(float f) { return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 
 // 256 floats -> one Q8_K block, the bytes quantize_row writes.
 void quantize_super(const float* x, BlockQ8_K& y) {
@@ -108,15 +116,15 @@ void avx2_quantize_act(GgmlType act_type, const float* x, uint8_t* dst, int64_t 
     int sum = 0;
     if (act_type == GgmlType::Q8_0) {
         auto* y = reinterpret_cast<BlockQ8_0*>(dst);
-        for (int64_t i = 0; i < nb; ++i) y[i].d = fp32_to_fp16(quantize_block(x + i * kQK, y[i].qs, &sum));
+        for (int64_t i = 0; i < nb; ++i) y[i].d = to_fp16(quantize_block<false>(x + i * kQK, y[i].qs, &sum));
         return;
     }
     TS_CHECK(act_type == GgmlType::Q8_1);
     auto* y = reinterpret_cast<BlockQ8_1*>(dst);
     for (int64_t i = 0; i < nb; ++i) {
-        const float d = quantize_block(x + i * kQK, y[i].qs, &sum);
-        y[i].d = fp32_to_fp16(d);
-        y[i].s = fp32_to_fp16(d * static_cast<float>(sum));
+        const float d = quantize_block<true>(x + i * kQK, y[i].qs, &sum);
+        y[i].d = to_fp16(d);
+        y[i].s = to_fp16(d * static_cast<float>(sum));
     }
 }
 
