@@ -30,9 +30,11 @@ TEST(ActQuantizeTest, Avx2BytesEqualScalarReference) {
                     x[bs + 8] = 127.0f;
                     for (int j = bs + 9; j < bs + 32; ++j) x[j] = static_cast<float>(j - bs - 20) + 0.5f;
                 }
-                if (n > 2 * bs && round % 4 == 2) {  // the first of two maxima decides the sign
-                    x[2 * bs + 5] = round % 8 == 2 ? 50.0f : -50.0f;
-                    x[2 * bs + 9] = -x[2 * bs + 5];
+                if (n > 2 * bs && round % 2 == 0) {  // the first of two maxima decides the sign
+                    // Apart, then within one group of eight (the SIMD scan's step).
+                    const int first = round % 4 == 2 ? 5 : 17, second = round % 4 == 2 ? 9 : 20;
+                    x[2 * bs + first] = round % 8 < 4 ? 50.0f : -50.0f;
+                    x[2 * bs + second] = -x[2 * bs + first];
                 }
                 if (round == 3) x[n - 1] = 1e30f;  // an outlier
                 const size_t bytes = *ggml_row_bytes(t, n);
