@@ -6,7 +6,9 @@
 // FMA follow, where a block at a time needed one each per block. Every output
 // walks its row in the same steps whatever tile it is in, and the AVX2 and
 // VNNI lane sums are equal integers, so results are bit-identical across
-// tiles and levels.
+// tiles and levels. (The AVX-512 pair tiles compute a two-block last step,
+// as on 576-wide rows, from ActQuad's tail2 copy of it: two byte dots
+// instead of four, the same lane sums; pair_tail2.)
 // Included after dot_rows_x86_body.h, same namespace.
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
@@ -397,6 +399,62 @@ inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
     }
 }
 
+// Formats whose pair tiles read a row's two-block tail from the tail2
+// fields (kernels/act_quads.h); Q5_0 and Q5_1 keep the quad for it.
+template <class Block>
+inline constexpr bool kTail2 = !kFifthBit<Block>;
+
+// Blocks x[0] (lanes 0-3) and x[1] (lanes 4-7) in the tail2 order, in both
+// halves: vector u holds elements 8u..8u+7 and 16+8u..16+8u+7 of each.
+template <class Block>
+inline void load_tail2_weights(const Block* x, __m512i (&q)[2]) {
+    if constexpr (kNibbles<Block>) {  // element i: low nibble of qs[i], 16 + i: its high one
+        const __m512i v =
+            both_halves(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(x[0].qs)), load128(x[1].qs), 1));
+        const __m512i m4 = _mm512_set1_epi8(0x0F);
+        const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        q[0] = _mm512_unpacklo_epi64(lo, hi);
+        q[1] = _mm512_unpackhi_epi64(lo, hi);
+    } else {  // qwords u and 2 + u of each block's 32 bytes, + 128 as in load_weight_pair
+        const __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[0].qs)), load256(x[1].qs), 1);
+        const __m512i z = _mm512_xor_si512(ab, _mm512_set1_epi8(static_cast<char>(0x80)));
+        q[0] = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 0, 2, 4, 6), z);
+        q[1] = _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), z);
+    }
+}
+
+// A row's last two blocks (at ib) for an even token count: pair_step<2>'s
+// lane sums from two byte dots instead of four. Lanes l and l + 2 of the
+// dots hold the halves of lane l's sum (l = 0, 1 per 128 bits); one
+// shuffle and a masked add put them together and zero lanes 2 and 3 (blocks
+// c and d, absent), then the float steps are pair_fma's.
+template <int NR, int NT, class Block>
+inline void pair_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
+                       __m512 (&acc)[NR][(NT + 1) / 2]) {
+    static_assert(NT % 2 == 0);
+    __m512i wq[NR][2];
+    __m512 wd[NR], wm[NR];
+    for (int r = 0; r < NR; ++r) {
+        const Block* b = x[r] + ib;
+        load_tail2_weights(b, wq[r]);
+        wd[r] = pair_scales(uint64_t{b[0].d} | uint64_t{b[1].d} << 16);
+        if constexpr (kHasMin<Block>) wm[r] = pair_scales(uint64_t{b[0].m} | uint64_t{b[1].m} << 16);
+    }
+    const int64_t iq = ib / kQuadBlocks;
+    for (int p = 0; p < NT / 2; ++p) {
+        const uint8_t* quad = y.quad(2 * p, iq);
+        const uint8_t* tail = y.quad(2 * p, iq + 1);  // right after the row's last quad
+        const PairRegs<Block> a = load_pair_regs<Block>(quad);
+        const __m512i a0 = load512(quad_field(tail, 0)), a1 = load512(quad_field(tail, kQuadField));
+        for (int r = 0; r < NR; ++r) {
+            const __m512i q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a.base, wq[r][0], a0), wq[r][1], a1);
+            const __m512i sum = _mm512_maskz_add_epi32(0x3333, q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));
+            if constexpr (kHasMin<Block>) acc[r][p] = _mm512_fmadd_ps(wm[r], a.s, acc[r][p]);
+            acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(wd[r], a.d), _mm512_cvtepi32_ps(sum), acc[r][p]);
+        }
+    }
+}
+
 // Steps of hsum_halves (plain functions: lambdas returning vectors lose the
 // target pragma without -march=native). 128-bit lanes (0 + 1, 2 + 3) of a,
 // then of b:
@@ -458,7 +516,13 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     }
     switch (nb - ib) {
         case 1: pair_step<NR, NT, 1>(x, y, ib, acc); break;
-        case 2: pair_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 2:
+            if constexpr (kTail2<Block> && NT % 2 == 0) {
+                pair_tail2<NR, NT>(x, y, ib, acc);
+            } else {
+                pair_step<NR, NT, 2>(x, y, ib, acc);
+            }
+            break;
         case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }
