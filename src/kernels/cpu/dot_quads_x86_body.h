@@ -294,6 +294,80 @@ inline __m512 pair_scales(uint64_t h4) {
     return _mm512_permutexvar_ps(order, _mm512_castps128_ps512(f));
 }
 
+// A step's four blocks in lane order a a c c b b d d (quad_scales' order).
+inline constexpr int kQuadLaneBlock[8] = {0, 0, 2, 2, 1, 1, 3, 3};
+
+// Words idx[0..8) of the 128 bytes at x, the second 64 masked by hi_mask.
+// (Plain functions, not lambdas: a lambda loses the target pragma when the
+// build has no -march=native.)
+template <bool kOn = kVnni>
+inline __m128i step_words(const void* x, __m512i idx, __mmask64 hi_mask) {
+    const auto* p = static_cast<const uint8_t*>(x);
+    return _mm512_castsi512_si128(
+        _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_maskz_loadu_epi8(hi_mask, p + 64)));
+}
+
+// The fp16 field at byte kField of a full step's blocks: lane `lane`'s word
+// in the step's bytes, whether one 64-byte load reaches them all and, if
+// not, the mask of the second load. A step spans at least 72 bytes, so a
+// 64-byte load at its start stays inside it; fields past byte 64 come from a
+// second load masked to the step's end.
+template <class Block, size_t kField>
+struct StepField {
+    static constexpr size_t kStep = kQuadBlocks * sizeof(Block);
+    static_assert(kStep >= 64 && sizeof(Block) % 2 == 0 && kField % 2 == 0);
+    static constexpr int word(int lane) {
+        return static_cast<int>((kQuadLaneBlock[lane] * sizeof(Block) + kField) / 2);
+    }
+    static constexpr bool kOneLoad = (3 * sizeof(Block) + kField) / 2 < 32;
+    static constexpr size_t kHiBytes = std::min<size_t>(64, kStep - 64);
+    static constexpr __mmask64 kHiMask = kHiBytes == 64 ? ~__mmask64{0} : (__mmask64{1} << kHiBytes) - 1;
+};
+
+// The field of a full step of one row as floats in pair_scales' order, in
+// both halves (the pair tiles): vector loads and a word permute where the
+// scalar loads and shifts of pair_scales were a tenth of a step's
+// instructions.
+template <class Block, size_t kField>
+inline __m512 step_scales_both(const Block* x) {
+    using F = StepField<Block, kField>;
+    const int w01 = F::word(0) | F::word(1) << 16, w23 = F::word(2) | F::word(3) << 16;
+    const int w45 = F::word(4) | F::word(5) << 16, w67 = F::word(6) | F::word(7) << 16;
+    if constexpr (F::kOneLoad) {
+        const __m512i idx = _mm512_setr_epi32(w01, w23, w45, w67, w01, w23, w45, w67, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(idx, _mm512_loadu_si512(x))));
+    } else {
+        const __m512i idx = _mm512_setr_epi32(w01, w23, w45, w67, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_cvtph_ps(_mm256_broadcastsi128_si256(step_words(x, idx, F::kHiMask)));
+    }
+}
+
+// The field of a full step of rows x0 and x1, as floats in the lane order
+// of both rows' halves.
+template <class Block, size_t kField>
+inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
+    using F = StepField<Block, kField>;
+    constexpr auto word = F::word;
+    constexpr bool kOneLoad = F::kOneLoad;
+    __m256i halves;
+    if constexpr (kOneLoad) {  // both rows' fields from one two-source permute
+        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
+                                              word(4) | word(5) << 16, word(6) | word(7) << 16,
+                                              (32 + word(0)) | (32 + word(1)) << 16, (32 + word(2)) | (32 + word(3)) << 16,
+                                              (32 + word(4)) | (32 + word(5)) << 16, (32 + word(6)) | (32 + word(7)) << 16,
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+        halves = _mm512_castsi512_si256(_mm512_permutex2var_epi16(_mm512_loadu_si512(x0), idx, _mm512_loadu_si512(x1)));
+    } else {
+        constexpr __mmask64 kHiMask = F::kHiMask;
+        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
+                                              word(4) | word(5) << 16, word(6) | word(7) << 16, 0, 0, 0, 0, 0, 0, 0,
+                                              0, 0, 0, 0, 0);
+        halves = _mm256_inserti128_si256(_mm256_castsi128_si256(step_words(x0, idx, kHiMask)),
+                                         step_words(x1, idx, kHiMask), 1);
+    }
+    return _mm512_cvtph_ps(halves);
+}
+
 // add_fifth_bits at 512 bits: hv holds each 256-bit half's qh words laid out
 // as there (a, c, 0, 0, b, d, 0, 0); the same byte shuffle works in every
 // 128-bit lane and the bit tests go into a mask. Shared by the pair tiles
@@ -325,10 +399,20 @@ inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
 template <int NB, class Block>
 inline WeightPair load_weight_pair(const Block* x) {
     WeightPair w;
-    uint64_t h = 0, hm = 0;
-    for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
-    w.d = pair_scales(h);
-    if constexpr (kHasMin<Block>) {
+    // Vector scales where one load reaches a step's fields (Q4_0, Q4_1;
+    // measured slower with Q8_0's two).
+    constexpr bool kVectorScales = NB == kQuadBlocks && StepField<Block, offsetof(Block, d)>::kOneLoad;
+    if constexpr (kVectorScales) {
+        w.d = step_scales_both<Block, offsetof(Block, d)>(x);
+    } else {
+        uint64_t h = 0;
+        for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
+        w.d = pair_scales(h);
+    }
+    if constexpr (kHasMin<Block> && kVectorScales) {
+        w.m = step_scales_both<Block, offsetof(Block, m)>(x);
+    } else if constexpr (kHasMin<Block>) {
+        uint64_t hm = 0;
         for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
         w.m = pair_scales(hm);
     } else {
