@@ -7,8 +7,13 @@
 // walks its row in the same steps whatever tile it is in, and the AVX2 and
 // VNNI lane sums are equal integers, so results are bit-identical across
 // tiles and levels. (The AVX-512 pair tiles compute a two-block last step,
-// as on 576-wide rows, from ActQuad's tail2 copy of it: two byte dots
-// instead of four, the same lane sums; pair_tail2.)
+// as on 576-wide rows, from the tail2 copy of it after the pair row's
+// quads (act_quads.h): two byte dots instead of four, the same lane sums;
+// pair_tail2.) Eight-block steps with one lane per block, which halve the
+// converts, multiplies and FMAs, measured 4-18% slower in the 2 x 8 tile
+// (16 weight registers a step, and a 576-wide row's last two blocks then
+// cost a whole eight-block step), as did combining two four-block steps'
+// lanes before one convert (8%).
 // Included after dot_rows_x86_body.h, same namespace.
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
