@@ -52,14 +52,33 @@ void store_half(const Quad& a, int64_t q, int half, uint8_t* out) {
     }
 }
 
+// True when a row of nb blocks ends in a two-block quad (see kTail2Bytes).
+bool has_tail2(int64_t nb) { return nb % kQuadBlocks == 2; }
+
+// The tail2 fields of blocks a and b (element order in act_quads.h).
+template <class Block>
+void store_tail2(const Block& a, const Block& b, int64_t quads, size_t quad_bytes, int half, uint8_t* out) {
+    int8_t t[2][32];
+    for (int u = 0; u < 2; ++u) {
+        for (int l = 0; l < 8; ++l) {
+            const int8_t* qs = (l < 4 ? a : b).qs;
+            std::memcpy(t[u] + 4 * l, qs + 16 * ((l % 4) / 2) + 8 * u + 4 * (l % 2), 4);
+        }
+    }
+    uint8_t* pair = out + static_cast<size_t>(quads) * 2 * quad_bytes;
+    for (int u = 0; u < 2; ++u) std::memcpy(pair + 2 * kQuadField * u + kQuadField * half, t[u], kQuadField);
+}
+
 template <class Block, class Quad, void (*kPut)(const Block&, int, Quad&)>
 void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
     const auto* y = reinterpret_cast<const Block*>(q_row);
-    for (int64_t q = 0; q * kQuadBlocks < nb; ++q) {
+    int64_t q = 0;
+    for (; q * kQuadBlocks < nb; ++q) {
         Quad a{};  // zero: blocks past the row end contribute nothing
         for (int k = 0; k < kQuadBlocks && q * kQuadBlocks + k < nb; ++k) kPut(y[q * kQuadBlocks + k], k, a);
         store_half(a, q, half, out);
     }
+    if (has_tail2(nb)) store_tail2(y[nb - 2], y[nb - 1], q, sizeof(Quad), half, out);
 }
 
 void prepare_q8_k(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
@@ -82,7 +101,8 @@ size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
     if (act == GgmlType::Q8_K) return 2 * static_cast<size_t>(n / kQKK) * sizeof(ActSuperQ8_K);
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
     const size_t quads = static_cast<size_t>((n / kQK + kQuadBlocks - 1) / kQuadBlocks);
-    return 2 * quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1));
+    return 2 * quads * (act == GgmlType::Q8_0 ? sizeof(ActQuad) : sizeof(ActQuadQ8_1)) +
+           (has_tail2(n / kQK) ? 2 * kTail2Bytes : 0);
 }
 
 void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out) {

@@ -35,6 +35,16 @@ struct ActQuadQ8_1 {
 };
 static_assert(sizeof(ActQuadQ8_1) == 192);
 
+// A row whose block count leaves two blocks (a, b) for its last, partial
+// quad has that quad a second time after it, in two fields instead of four:
+// tail2[u][4l + e] holds element 16 * (l / 2) + 8u + 4 * (l % 2) + e of
+// block a for lanes l = 0..3 and of block b for lanes 4..7, so two byte
+// dots leave in lanes l and l + 2 the two halves of the sum lane l of
+// (a a c c b b d d) holds in the quad. The AVX-512 pair tiles read it (two
+// byte dots where the quad costs four, on 576-wide rows 5 of 20); the quad's
+// neg8 / neg128, d and s fields serve both.
+inline constexpr size_t kTail2Bytes = 2 * 32;
+
 // One Q8_K super-block for Q4_K, Q5_K and Q6_K weights: int32 lane L of every qs
 // field holds four elements of sub-block L (32 elements), so chained byte
 // dots leave each sub-block's dot (fields 0-3 and 4-7: each half's) in its

@@ -100,43 +100,49 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     // one-row kernel gives (which the test above checks against the scalar
     // reference), for every tile shape.
     std::mt19937 rng(24);
+    // 7 and 10 blocks: a step of four and a partial one of three or two
+    // (the AVX-512 pair tiles read two-block tails from their own fields).
     for (GgmlType t : kWeightTypes) {
-        const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * 7;
-        const GgmlType at = activation_type_for(t);
-        const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
-        std::vector<uint8_t> w, acts(stride * kMaxDotTokens);
-        for (int r = 0; r < kMaxDotRows; ++r) {
-            const auto row = test::random_weight_row(rng, t, n);
-            w.insert(w.end(), row.begin(), row.end());
-        }
-        for (int j = 0; j < kMaxDotTokens; ++j) {
-            const auto x = test::random_floats(rng, n);
-            quantize_row(at, x.data(), acts.data() + j * stride, n);
-        }
-        for (SimdLevel level : runnable_levels()) {
-            const RowsKernel rows = find_rows_dot(t, level);
-            if (rows.fn == nullptr) continue;
-            const MultiDotFn one = find_multi_dot(t, level);
-            // The tiled kernel reads its own layout, prepared from the same rows.
-            std::vector<uint8_t> tile_acts = acts;
-            size_t tile_stride = stride;
-            if (rows.layout == ActLayout::Quads) {
-                tile_stride = act_quad_pairs_bytes(at, n);
-                tile_acts.assign(tile_stride * kMaxDotTokens / 2, 0);
-                for (int j = 0; j < kMaxDotTokens; ++j) {
-                    prepare_act_quads(at, n, acts.data() + j * stride, j % 2, tile_acts.data() + j / 2 * tile_stride);
-                }
+        for (int64_t blocks : {7, 10}) {
+            const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * blocks;
+            const GgmlType at = activation_type_for(t);
+            const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
+            std::vector<uint8_t> w, acts(stride * kMaxDotTokens);
+            for (int r = 0; r < kMaxDotRows; ++r) {
+                const auto row = test::random_weight_row(rng, t, n);
+                w.insert(w.end(), row.begin(), row.end());
             }
-            for (int nr = 1; nr <= kMaxDotRows; ++nr) {
-                for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
-                    float tile[kMaxDotTokens * kMaxDotRows];
-                    rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
-                    for (int r = 0; r < nr; ++r) {
-                        float ref[kMaxDotTokens];
-                        one(n, w.data() + r * wb, acts.data(), stride, nt, ref);
-                        for (int j = 0; j < nt; ++j) {
-                            ASSERT_EQ(f32_to_bits(tile[j * kMaxDotRows + r]), f32_to_bits(ref[j]))
-                                << ggml_type_name(t) << " " << simd_level_name(level) << " tile " << nr << "x" << nt;
+            for (int j = 0; j < kMaxDotTokens; ++j) {
+                const auto x = test::random_floats(rng, n);
+                quantize_row(at, x.data(), acts.data() + j * stride, n);
+            }
+            for (SimdLevel level : runnable_levels()) {
+                const RowsKernel rows = find_rows_dot(t, level);
+                if (rows.fn == nullptr) continue;
+                const MultiDotFn one = find_multi_dot(t, level);
+                // The tiled kernel reads its own layout, prepared from the same rows.
+                std::vector<uint8_t> tile_acts = acts;
+                size_t tile_stride = stride;
+                if (rows.layout == ActLayout::Quads) {
+                    tile_stride = act_quad_pairs_bytes(at, n);
+                    tile_acts.assign(tile_stride * kMaxDotTokens / 2, 0);
+                    for (int j = 0; j < kMaxDotTokens; ++j) {
+                        prepare_act_quads(at, n, acts.data() + j * stride, j % 2,
+                                          tile_acts.data() + j / 2 * tile_stride);
+                    }
+                }
+                for (int nr = 1; nr <= kMaxDotRows; ++nr) {
+                    for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
+                        float tile[kMaxDotTokens * kMaxDotRows];
+                        rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
+                        for (int r = 0; r < nr; ++r) {
+                            float ref[kMaxDotTokens];
+                            one(n, w.data() + r * wb, acts.data(), stride, nt, ref);
+                            for (int j = 0; j < nt; ++j) {
+                                ASSERT_EQ(f32_to_bits(tile[j * kMaxDotRows + r]), f32_to_bits(ref[j]))
+                                    << ggml_type_name(t) << " " << simd_level_name(level) << " tile " << nr << "x" << nt
+                                    << " blocks " << blocks;
+                            }
                         }
                     }
                 }

@@ -6,7 +6,14 @@
 // FMA follow, where a block at a time needed one each per block. Every output
 // walks its row in the same steps whatever tile it is in, and the AVX2 and
 // VNNI lane sums are equal integers, so results are bit-identical across
-// tiles and levels.
+// tiles and levels. (The AVX-512 pair tiles compute a two-block last step,
+// as on 576-wide rows, from the tail2 copy of it after the pair row's
+// quads (act_quads.h): two byte dots instead of four, the same lane sums;
+// pair_tail2.) Eight-block steps with one lane per block, which halve the
+// converts, multiplies and FMAs, measured 4-18% slower in the 2 x 8 tile
+// (16 weight registers a step, and a 576-wide row's last two blocks then
+// cost a whole eight-block step), as did combining two four-block steps'
+// lanes before one convert (8%).
 // Included after dot_rows_x86_body.h, same namespace.
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
@@ -292,6 +299,80 @@ inline __m512 pair_scales(uint64_t h4) {
     return _mm512_permutexvar_ps(order, _mm512_castps128_ps512(f));
 }
 
+// A step's four blocks in lane order a a c c b b d d (quad_scales' order).
+inline constexpr int kQuadLaneBlock[8] = {0, 0, 2, 2, 1, 1, 3, 3};
+
+// Words idx[0..8) of the 128 bytes at x, the second 64 masked by hi_mask.
+// (Plain functions, not lambdas: a lambda loses the target pragma when the
+// build has no -march=native.)
+template <bool kOn = kVnni>
+inline __m128i step_words(const void* x, __m512i idx, __mmask64 hi_mask) {
+    const auto* p = static_cast<const uint8_t*>(x);
+    return _mm512_castsi512_si128(
+        _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_maskz_loadu_epi8(hi_mask, p + 64)));
+}
+
+// The fp16 field at byte kField of a full step's blocks: lane `lane`'s word
+// in the step's bytes, whether one 64-byte load reaches them all and, if
+// not, the mask of the second load. A step spans at least 72 bytes, so a
+// 64-byte load at its start stays inside it; fields past byte 64 come from a
+// second load masked to the step's end.
+template <class Block, size_t kField>
+struct StepField {
+    static constexpr size_t kStep = kQuadBlocks * sizeof(Block);
+    static_assert(kStep >= 64 && sizeof(Block) % 2 == 0 && kField % 2 == 0);
+    static constexpr int word(int lane) {
+        return static_cast<int>((kQuadLaneBlock[lane] * sizeof(Block) + kField) / 2);
+    }
+    static constexpr bool kOneLoad = (3 * sizeof(Block) + kField) / 2 < 32;
+    static constexpr size_t kHiBytes = std::min<size_t>(64, kStep - 64);
+    static constexpr __mmask64 kHiMask = kHiBytes == 64 ? ~__mmask64{0} : (__mmask64{1} << kHiBytes) - 1;
+};
+
+// The field of a full step of one row as floats in pair_scales' order, in
+// both halves (the pair tiles): vector loads and a word permute where the
+// scalar loads and shifts of pair_scales were a tenth of a step's
+// instructions.
+template <class Block, size_t kField>
+inline __m512 step_scales_both(const Block* x) {
+    using F = StepField<Block, kField>;
+    const int w01 = F::word(0) | F::word(1) << 16, w23 = F::word(2) | F::word(3) << 16;
+    const int w45 = F::word(4) | F::word(5) << 16, w67 = F::word(6) | F::word(7) << 16;
+    if constexpr (F::kOneLoad) {
+        const __m512i idx = _mm512_setr_epi32(w01, w23, w45, w67, w01, w23, w45, w67, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(idx, _mm512_loadu_si512(x))));
+    } else {
+        const __m512i idx = _mm512_setr_epi32(w01, w23, w45, w67, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_cvtph_ps(_mm256_broadcastsi128_si256(step_words(x, idx, F::kHiMask)));
+    }
+}
+
+// The field of a full step of rows x0 and x1, as floats in the lane order
+// of both rows' halves.
+template <class Block, size_t kField>
+inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
+    using F = StepField<Block, kField>;
+    constexpr auto word = F::word;
+    constexpr bool kOneLoad = F::kOneLoad;
+    __m256i halves;
+    if constexpr (kOneLoad) {  // both rows' fields from one two-source permute
+        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
+                                              word(4) | word(5) << 16, word(6) | word(7) << 16,
+                                              (32 + word(0)) | (32 + word(1)) << 16, (32 + word(2)) | (32 + word(3)) << 16,
+                                              (32 + word(4)) | (32 + word(5)) << 16, (32 + word(6)) | (32 + word(7)) << 16,
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+        halves = _mm512_castsi512_si256(_mm512_permutex2var_epi16(_mm512_loadu_si512(x0), idx, _mm512_loadu_si512(x1)));
+    } else {
+        constexpr __mmask64 kHiMask = F::kHiMask;
+        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
+                                              word(4) | word(5) << 16, word(6) | word(7) << 16, 0, 0, 0, 0, 0, 0, 0,
+                                              0, 0, 0, 0, 0);
+        halves = _mm256_inserti128_si256(_mm256_castsi128_si256(step_words(x0, idx, kHiMask)),
+                                         step_words(x1, idx, kHiMask), 1);
+    }
+    return _mm512_cvtph_ps(halves);
+}
+
 // add_fifth_bits at 512 bits: hv holds each 256-bit half's qh words laid out
 // as there (a, c, 0, 0, b, d, 0, 0); the same byte shuffle works in every
 // 128-bit lane and the bit tests go into a mask. Shared by the pair tiles
@@ -323,10 +404,20 @@ inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
 template <int NB, class Block>
 inline WeightPair load_weight_pair(const Block* x) {
     WeightPair w;
-    uint64_t h = 0, hm = 0;
-    for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
-    w.d = pair_scales(h);
-    if constexpr (kHasMin<Block>) {
+    // Vector scales where one load reaches a step's fields (Q4_0, Q4_1;
+    // measured slower with Q8_0's two).
+    constexpr bool kVectorScales = NB == kQuadBlocks && StepField<Block, offsetof(Block, d)>::kOneLoad;
+    if constexpr (kVectorScales) {
+        w.d = step_scales_both<Block, offsetof(Block, d)>(x);
+    } else {
+        uint64_t h = 0;
+        for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
+        w.d = pair_scales(h);
+    }
+    if constexpr (kHasMin<Block> && kVectorScales) {
+        w.m = step_scales_both<Block, offsetof(Block, m)>(x);
+    } else if constexpr (kHasMin<Block>) {
+        uint64_t hm = 0;
         for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
         w.m = pair_scales(hm);
     } else {
@@ -397,6 +488,62 @@ inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
     }
 }
 
+// Formats whose pair tiles read a row's two-block tail from the tail2
+// fields (kernels/act_quads.h); Q5_0 and Q5_1 keep the quad for it.
+template <class Block>
+inline constexpr bool kTail2 = !kFifthBit<Block>;
+
+// Blocks x[0] (lanes 0-3) and x[1] (lanes 4-7) in the tail2 order, in both
+// halves: vector u holds elements 8u..8u+7 and 16+8u..16+8u+7 of each.
+template <class Block>
+inline void load_tail2_weights(const Block* x, __m512i (&q)[2]) {
+    if constexpr (kNibbles<Block>) {  // element i: low nibble of qs[i], 16 + i: its high one
+        const __m512i v =
+            both_halves(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(x[0].qs)), load128(x[1].qs), 1));
+        const __m512i m4 = _mm512_set1_epi8(0x0F);
+        const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        q[0] = _mm512_unpacklo_epi64(lo, hi);
+        q[1] = _mm512_unpackhi_epi64(lo, hi);
+    } else {  // qwords u and 2 + u of each block's 32 bytes, + 128 as in load_weight_pair
+        const __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[0].qs)), load256(x[1].qs), 1);
+        const __m512i z = _mm512_xor_si512(ab, _mm512_set1_epi8(static_cast<char>(0x80)));
+        q[0] = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 0, 2, 4, 6), z);
+        q[1] = _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), z);
+    }
+}
+
+// A row's last two blocks (at ib) for an even token count: pair_step<2>'s
+// lane sums from two byte dots instead of four. Lanes l and l + 2 of the
+// dots hold the halves of lane l's sum (l = 0, 1 per 128 bits); one
+// shuffle and a masked add put them together and zero lanes 2 and 3 (blocks
+// c and d, absent), then the float steps are pair_fma's.
+template <int NR, int NT, class Block>
+inline void pair_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
+                       __m512 (&acc)[NR][(NT + 1) / 2]) {
+    static_assert(NT % 2 == 0);
+    __m512i wq[NR][2];
+    __m512 wd[NR], wm[NR];
+    for (int r = 0; r < NR; ++r) {
+        const Block* b = x[r] + ib;
+        load_tail2_weights(b, wq[r]);
+        wd[r] = pair_scales(uint64_t{b[0].d} | uint64_t{b[1].d} << 16);
+        if constexpr (kHasMin<Block>) wm[r] = pair_scales(uint64_t{b[0].m} | uint64_t{b[1].m} << 16);
+    }
+    const int64_t iq = ib / kQuadBlocks;
+    for (int p = 0; p < NT / 2; ++p) {
+        const uint8_t* quad = y.quad(2 * p, iq);
+        const uint8_t* tail = y.quad(2 * p, iq + 1);  // right after the row's last quad
+        const PairRegs<Block> a = load_pair_regs<Block>(quad);
+        const __m512i a0 = load512(quad_field(tail, 0)), a1 = load512(quad_field(tail, kQuadField));
+        for (int r = 0; r < NR; ++r) {
+            const __m512i q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a.base, wq[r][0], a0), wq[r][1], a1);
+            const __m512i sum = _mm512_maskz_add_epi32(0x3333, q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));
+            if constexpr (kHasMin<Block>) acc[r][p] = _mm512_fmadd_ps(wm[r], a.s, acc[r][p]);
+            acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(wd[r], a.d), _mm512_cvtepi32_ps(sum), acc[r][p]);
+        }
+    }
+}
+
 // Steps of hsum_halves (plain functions: lambdas returning vectors lose the
 // target pragma without -march=native). 128-bit lanes (0 + 1, 2 + 3) of a,
 // then of b:
@@ -458,7 +605,13 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     }
     switch (nb - ib) {
         case 1: pair_step<NR, NT, 1>(x, y, ib, acc); break;
-        case 2: pair_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 2:
+            if constexpr (kTail2<Block> && NT % 2 == 0) {
+                pair_tail2<NR, NT>(x, y, ib, acc);
+            } else {
+                pair_step<NR, NT, 2>(x, y, ib, acc);
+            }
+            break;
         case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }

@@ -14,9 +14,6 @@
 // Included by dot_avx512.cpp only, after dot_quads_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
-// A step's four blocks in lane order a a c c b b d d (quad_scales' order).
-inline constexpr int kQuadLaneBlock[8] = {0, 0, 2, 2, 1, 1, 3, 3};
-
 // The 16-byte groups [p0 | p1 | p2 | p3] as one vector.
 inline __m512i join4(const void* p0, const void* p1, const void* p2, const void* p3) {
     __m512i v = _mm512_castsi128_si512(load128(p0));
@@ -25,47 +22,8 @@ inline __m512i join4(const void* p0, const void* p1, const void* p2, const void*
     return _mm512_inserti32x4(v, load128(p3), 3);
 }
 
-// Words idx[0..8) of the 128 bytes at x, the second 64 masked by hi_mask.
-// (Plain functions, not lambdas: a lambda loses the target pragma when the
-// build has no -march=native.)
-inline __m128i step_words(const void* x, __m512i idx, __mmask64 hi_mask) {
-    const auto* p = static_cast<const uint8_t*>(x);
-    return _mm512_castsi512_si128(
-        _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_maskz_loadu_epi8(hi_mask, p + 64)));
-}
-
 inline __m512 join_halves(__m256 lo, __m256 hi) {
     return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
-}
-
-// The fp16 field at byte `field` of each block of a full step of rows x0 and
-// x1, as floats in the lane order of both rows' halves. A step spans at
-// least 72 bytes, so a 64-byte load at its start stays inside it; fields past
-// byte 64 come from a second load masked to the step's end.
-template <class Block, size_t kField>
-inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
-    constexpr size_t kStep = kQuadBlocks * sizeof(Block);
-    static_assert(kStep >= 64 && sizeof(Block) % 2 == 0 && kField % 2 == 0);
-    constexpr auto word = [](int lane) { return static_cast<int>((kQuadLaneBlock[lane] * sizeof(Block) + kField) / 2); };
-    constexpr bool kOneLoad = (3 * sizeof(Block) + kField) / 2 < 32;
-    __m256i halves;
-    if constexpr (kOneLoad) {  // both rows' fields from one two-source permute
-        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
-                                              word(4) | word(5) << 16, word(6) | word(7) << 16,
-                                              (32 + word(0)) | (32 + word(1)) << 16, (32 + word(2)) | (32 + word(3)) << 16,
-                                              (32 + word(4)) | (32 + word(5)) << 16, (32 + word(6)) | (32 + word(7)) << 16,
-                                              0, 0, 0, 0, 0, 0, 0, 0);
-        halves = _mm512_castsi512_si256(_mm512_permutex2var_epi16(_mm512_loadu_si512(x0), idx, _mm512_loadu_si512(x1)));
-    } else {
-        constexpr size_t kHiBytes = std::min<size_t>(64, kStep - 64);
-        constexpr __mmask64 kHiMask = kHiBytes == 64 ? ~__mmask64{0} : (__mmask64{1} << kHiBytes) - 1;
-        const __m512i idx = _mm512_setr_epi32(word(0) | word(1) << 16, word(2) | word(3) << 16,
-                                              word(4) | word(5) << 16, word(6) | word(7) << 16, 0, 0, 0, 0, 0, 0, 0,
-                                              0, 0, 0, 0, 0);
-        halves = _mm256_inserti128_si256(_mm256_castsi128_si256(step_words(x0, idx, kHiMask)),
-                                         step_words(x1, idx, kHiMask), 1);
-    }
-    return _mm512_cvtph_ps(halves);
 }
 
 // The fifth bits of both rows: each row's qh words in its own half.
