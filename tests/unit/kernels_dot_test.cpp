@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -101,9 +103,11 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     // reference), for every tile shape.
     std::mt19937 rng(24);
     // 7 and 10 blocks: a step of four and a partial one of three or two
-    // (the AVX-512 pair tiles read two-block tails from their own fields).
+    // (the AVX-512 pair tiles read two-block tails from their own fields);
+    // 50: a row longer than kShortRowMaxBlocks, which one-token tiles take
+    // two rows at a time.
     for (GgmlType t : kWeightTypes) {
-        for (int64_t blocks : {7, 10}) {
+        for (int64_t blocks : {7, 10, 50}) {
             const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * blocks;
             const GgmlType at = activation_type_for(t);
             const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
@@ -134,6 +138,9 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                 for (int nr = 1; nr <= kMaxDotRows; ++nr) {
                     for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
                         float tile[kMaxDotTokens * kMaxDotRows];
+                        // NaN first: an output a tile fails to write must not pass on what an
+                        // earlier call (another level, the same bits) left in this stack slot.
+                        std::fill(std::begin(tile), std::end(tile), std::numeric_limits<float>::quiet_NaN());
                         rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
                         for (int r = 0; r < nr; ++r) {
                             float ref[kMaxDotTokens];

@@ -635,16 +635,35 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
 // the AVX-512 build only).
 template <int NP, class Block>
 void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out);
-// Used for rows of at most this many blocks only. Measured with the weights
-// streaming from memory: the 135M shapes (rows of 18 and 48 blocks) decode
-// 10-16% faster with row pairs, the 1.1B model (64 and 176) 7% slower (57 vs
-// 61 t/s); why the long rows lose is not understood yet. Both paths give
-// the same bits, so the switch is free to move.
-inline constexpr int64_t kRowPairMaxBlocks = 48;
+// One token (decode): rows of at most this many blocks go four at a time,
+// longer ones two at a time. Each long row is its own stream through memory,
+// and four of them side by side kept the memory less busy than two (like the
+// rows side by side prefetch_start is about). Measured with the weights
+// streaming from memory, one thread, alternating binaries: the 1.1B model
+// (rows of 64 and 176 blocks) decodes 5% faster two at a time (Q4_0 61.2 vs
+// 58.3 t/s, row pairs; Q8_0 30.7 vs 29.0), while the 135M shapes (18 and 48
+// blocks, a few KiB for four rows) decode 12% slower (Q4_0 389 vs 444 t/s).
+// This also explains why row pairs, four long rows at a time, once lost to
+// quad_rows there. Every path gives the same bits, so the switch is free.
+inline constexpr int64_t kShortRowMaxBlocks = 48;
+
+// NR rows x one token: the nibble formats' row pairs
+// (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
+// made row pairs slower).
+template <int NR, class Block>
+void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    if constexpr (kNibbles<Block>) {
+        row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
+        if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);
+    } else {
+        quad_rows<NR, 1, Block>(nb, w, ws, a, as, o, os);
+    }
+}
 
 // Splits a tile into shapes whose weight quads, one token's activations and
 // accumulators fit the register file: with AVX-512's 32 registers 4 rows for
-// one token (decode) or 2 rows x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
+// one token (decode; two for rows longer than kShortRowMaxBlocks) or 2 rows
+// x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
     constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
@@ -657,12 +676,12 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
         quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
     } else if constexpr (kVnni && NT >= 2) {
         pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
-    } else if constexpr (kVnni && NR >= 2 && kNibbles<Block>) {  // one token: dot_row_pairs_x86_body.h
-        if (nb <= kRowPairMaxBlocks) {
-            row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
-            if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);
+    } else if constexpr (kVnni && NT == 1 && NR >= 2) {
+        if (nb <= kShortRowMaxBlocks) {
+            one_token_rows<NR, Block>(nb, w, ws, a, as, o, os);
         } else {
-            quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+            one_token_rows<2, Block>(nb, w, ws, a, as, o, os);
+            if constexpr (NR > 2) quad_tile<NR - 2, 1, Block>(nb, w + 2 * ws, ws, a, as, o + 2, os);
         }
     } else {
         quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
