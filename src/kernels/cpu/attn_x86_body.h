@@ -7,14 +7,16 @@
 // Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
 // tensor/kv_type.h.
 
-// Query rows (heads of one GQA group at one token) are processed R at a time
-// so each K/V element is loaded and converted once per tile, not once per
-// row: conversion and load ports, not FMAs, bound the one-row form. Every
-// row's arithmetic (FMA order per key and element) is the same as a tile of
-// one, so results do not depend on the tile.
+// Query rows that see the same keys are processed R at a time so each K/V
+// element is loaded and converted once per tile, not once per row:
+// conversion and load ports, not FMAs, bound the one-row form. A tile holds
+// the heads of one GQA group at one token, or, for a block every token of
+// the range sees whole (left of the causal diagonal), those rows of several
+// consecutive tokens. Every row's arithmetic (FMA order per key and element)
+// is the same as a tile of one, so results do not depend on the tile.
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
-constexpr int kTileRows = Ops::W == 16 ? 4 : 2;
-constexpr int kAccRegs = kRegs / 2;  // accumulators of the V pass
+constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums per row
+constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of the V pass
 
 // K lane loaders: element d of the W keys from `key` of one head's slice
 // of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
@@ -76,19 +78,6 @@ inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, 
     }
 }
 
-// Replaces scores[0, n) by exp(scores - max) and returns their sum (n a
-// multiple of W; -inf entries give 0).
-inline float exp_and_sum(float* scores, int n, float max) {
-    const typename Ops::V mv = Ops::set1(max);
-    typename Ops::V sum = Ops::zero();
-    for (int j = 0; j < n; j += Ops::W) {
-        const typename Ops::V e = Ops::exp(Ops::sub(Ops::load(scores + j), mv));
-        Ops::store(scores + j, e);
-        sum = Ops::add(sum, e);
-    }
-    return Ops::hsum(sum);
-}
-
 // acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j over the vector chunks
 // [c0, c0 + NC) of the rows: R x NC independent FMA chains, each V chunk
 // loaded once for the R rows.
@@ -114,16 +103,19 @@ inline void accumulate_part(float* const* acc, const uint8_t* v, int64_t row_byt
     }
 }
 
+// Too many accumulators for the whole tile: passes of as many rows as fit,
+// still each whole row in one pass (two half-row passes over the V rows
+// stream them from memory twice as slowly at long contexts).
 template <class VL, int R, int NC>
 inline void accumulate_rows(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
                             const float* corr) {
-    if constexpr (R * NC <= kAccRegs) {
-        accumulate_part<VL, R, NC>(acc, v, row_bytes, p, n, corr, 0);
-    } else {
-        // Too many accumulators for the tile: row by row, still each whole
-        // row in one pass (two half-row passes over the V rows stream them
-        // from memory twice as slowly at long contexts).
-        for (int r = 0; r < R; ++r) accumulate_part<VL, 1, NC>(acc + r, v, row_bytes, p + r, n, corr + r, 0);
+    constexpr int kPass = std::max(1, std::min(R, kAccRegs / NC));
+    constexpr int kWhole = R / kPass * kPass;
+    for (int r0 = 0; r0 < kWhole; r0 += kPass) {
+        accumulate_part<VL, kPass, NC>(acc + r0, v, row_bytes, p + r0, n, corr + r0, 0);
+    }
+    if constexpr (kWhole < R) {
+        accumulate_part<VL, R - kWhole, NC>(acc + kWhole, v, row_bytes, p + kWhole, n, corr + kWhole, 0);
     }
 }
 
@@ -145,14 +137,6 @@ inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_byt
     }
 }
 
-// max of scores[0, n) (n a multiple of W), NaNs skipped as by
-// std::max(running, score).
-inline float row_max(const float* scores, int n) {
-    typename Ops::V v = Ops::set1(-std::numeric_limits<float>::infinity());
-    for (int j = 0; j < n; j += Ops::W) v = Ops::max(Ops::load(scores + j), v);
-    return Ops::hmax(v);
-}
-
 // The keys [key0, key0 + n) of one block for one KV head: its K slice (keys
 // in lanes) and the V row of key key0.
 struct BlockKeys {
@@ -166,38 +150,71 @@ struct BlockKeys {
 
 // One block of keys for a tile of R rows that all see the same n keys:
 // scores, the running max / sum update, then the V accumulation.
-template <class KL, class VL, int R>
-inline void attend_tile(const AttentionShape& s, const float* const* q, float* const* acc, float* m, float* l,
-                        const BlockKeys& b, float (*scores)[256 + 16]) {
-    float* score_rows[R];
-    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
-    tile_scores<KL, R>(q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
-    const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
-    float corr[R];
+// The rows of one tile: query, accumulator, running max and sum of each.
+struct TileRows {
+    const float* q[kTileRows];
+    float* acc[kTileRows];
+    float* m[kTileRows];
+    float* l[kTileRows];
+};
+
+// The online-softmax step of R rows over the scores of one block (n_lanes
+// a multiple of W, -inf past the keys): new running max m, the rescale
+// corr = e^(m_old - m) of what was summed before, scores replaced by
+// p = e^(score - m) and l = l * corr + sum p. The rows go through each stage
+// together, so their (latency-bound) max and exp chains overlap.
+template <int R>
+inline void softmax_step(const TileRows& t, float (*scores)[256 + 16], int n_lanes, float* corr) {
+    using V = typename Ops::V;
+    V mv[R], sum[R];
+    for (int r = 0; r < R; ++r) mv[r] = Ops::set1(-std::numeric_limits<float>::infinity());
+    for (int j = 0; j < n_lanes; j += Ops::W) {
+        for (int r = 0; r < R; ++r) mv[r] = Ops::max(Ops::load(scores[r] + j), mv[r]);  // NaNs skipped, as std::max
+    }
+    float new_max[R];
     for (int r = 0; r < R; ++r) {
-        const float new_max = std::max(m[r], row_max(scores[r], n_lanes));
+        const float m = *t.m[r];
+        new_max[r] = std::max(m, Ops::hmax(mv[r]));
         // Once the running max settles (it mostly does early) the rescale is
         // e^0 = 1 exactly; skip the call.
-        corr[r] = new_max == m[r] && std::isfinite(new_max) ? 1.0f : std::exp(m[r] - new_max);
-        l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n_lanes, new_max);
-        m[r] = new_max;
+        corr[r] = new_max[r] == m && std::isfinite(m) ? 1.0f : std::exp(m - new_max[r]);
+        mv[r] = Ops::set1(new_max[r]);
+        sum[r] = Ops::zero();
     }
-    accumulate_tile<VL, R>(acc, b.v_rows, b.v_row_bytes, score_rows, b.n, corr, s.head_dim);
+    for (int j = 0; j < n_lanes; j += Ops::W) {
+        for (int r = 0; r < R; ++r) {
+            const V e = Ops::exp(Ops::sub(Ops::load(scores[r] + j), mv[r]));
+            Ops::store(scores[r] + j, e);
+            sum[r] = Ops::add(sum[r], e);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        // An explicit fma: left to -ffp-contract, GCC fused this in some
+        // inlined copies and not others, so a row's sum depended on the path.
+        *t.l[r] = std::fma(*t.l[r], corr[r], Ops::hsum(sum[r]));
+        *t.m[r] = new_max[r];
+    }
+}
+
+template <class KL, class VL, int R>
+inline void attend_tile(const AttentionShape& s, const TileRows& t, const BlockKeys& b,
+                        float (*scores)[256 + 16]) {
+    float* score_rows[R];
+    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
+    tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
+    float corr[R];
+    softmax_step<R>(t, scores, (b.n + Ops::W - 1) / Ops::W * Ops::W, corr);
+    accumulate_tile<VL, R>(t.acc, b.v_rows, b.v_row_bytes, score_rows, b.n, corr, s.head_dim);
 }
 
 // attend_tile for nr <= kTileRows rows.
-template <class KL, class VL>
-inline void attend_rows(const AttentionShape& s, int nr, const float* const* q, float* const* acc, float* m, float* l,
-                        const BlockKeys& b, float (*scores)[256 + 16]) {
-    switch (nr) {
-        case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, b, scores); return;
-        case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, b, scores); return;
-        case 3:
-            if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, b, scores);
-            return;
-        default:
-            if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, b, scores);
-            return;
+template <class KL, class VL, int R = 1>
+inline void attend_rows(const AttentionShape& s, int nr, const TileRows& t, const BlockKeys& b,
+                        float (*scores)[256 + 16]) {
+    if (nr == R) {
+        attend_tile<KL, VL, R>(s, t, b, scores);
+    } else if constexpr (R < kTileRows) {
+        attend_rows<KL, VL, R + 1>(s, nr, t, b, scores);
     }
 }
 
@@ -215,6 +232,24 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd) * bs, v_head_bytes = kv_row_bytes(kv.v_type, hd);
     const uint8_t* k_pool = kv.k_pool + r.kv_head * k_head_bytes;
     const uint8_t* v_pool = kv.v_pool + r.kv_head * v_head_bytes;
+    // Rows [k0, k1) of KV head hh, counted token-major over the tokens from
+    // `tok0` (row k: token tok0 + k / group, query head g = k % group), all
+    // against the same keys, in tiles of up to kTileRows.
+    auto attend_run = [&](int hh, int tok0, int k0, int k1, const BlockKeys& keys) {
+        for (int k = k0; k < k1; k += kTileRows) {
+            const int nr = std::min(kTileRows, k1 - k);
+            TileRows t;
+            for (int x = 0; x < nr; ++x) {
+                const int i = tok0 + (k + x) / r.group, hg = hh * r.group + (k + x) % r.group;
+                const int64_t row = static_cast<int64_t>(i) * per_tok + hg;
+                t.q[x] = r.q + i * r.q_stride + hg * hd;
+                t.acc[x] = r.acc + row * hd;
+                t.m[x] = r.m + row;
+                t.l[x] = r.l + row;
+            }
+            attend_rows<KL, VL>(s, nr, t, keys, scores);
+        }
+    };
     for (int64_t start = r.p0; start < r.p1;) {
         const int64_t block = start / bs;
         const int64_t end = std::min(r.p1, (block + 1) * bs);
@@ -222,25 +257,16 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
         const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
         const uint8_t* k_block = k_pool + first_slot * kv.k_row_bytes;
         const uint8_t* v_rows = v_pool + (first_slot + key0) * kv.v_row_bytes;
-        for (int i = 0; i < r.n_tok; ++i) {
-            const int64_t row_end = std::min(end, r.ctx0 + i);
-            if (row_end <= start) continue;
-            const int n = static_cast<int>(row_end - start);
-            for (int hh = 0; hh < r.n_kv_heads; ++hh) {
-                const BlockKeys keys{k_block + hh * k_head_bytes, bs, key0,
-                                     v_rows + hh * v_head_bytes, kv.v_row_bytes, n};
-                for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
-                    const int nr = std::min(kTileRows, r.group - g0);
-                    const int hg = hh * r.group + g0;  // the tile's first row within the token
-                    const int64_t row0 = static_cast<int64_t>(i) * per_tok + hg;
-                    const float* q[kTileRows];
-                    float* acc[kTileRows];
-                    for (int t = 0; t < nr; ++t) {
-                        q[t] = r.q + i * r.q_stride + (hg + t) * hd;
-                        acc[t] = r.acc + (row0 + t) * hd;
-                    }
-                    attend_rows<KL, VL>(s, nr, q, acc, r.m + row0, r.l + row0, keys, scores);
-                }
+        // Tokens from `whole` on see all of [start, end) and share tiles;
+        // those before it (on the diagonal) see fewer keys each.
+        const int whole = static_cast<int>(std::clamp<int64_t>(end - r.ctx0, 0, r.n_tok));
+        for (int hh = 0; hh < r.n_kv_heads; ++hh) {
+            BlockKeys keys{k_block + hh * k_head_bytes, bs, key0, v_rows + hh * v_head_bytes, kv.v_row_bytes,
+                           static_cast<int>(end - start)};
+            attend_run(hh, whole, 0, (r.n_tok - whole) * r.group, keys);
+            for (int i = 0; i < whole; ++i) {
+                keys.n = static_cast<int>(r.ctx0 + i - start);
+                if (keys.n > 0) attend_run(hh, i, 0, r.group, keys);
             }
         }
         start = end;
