@@ -158,6 +158,22 @@ struct TileRows {
     float* l[kTileRows];
 };
 
+// out[r] = hsum(v[r]) (or hmax) for the R rows, four at a time.
+template <int R, bool kMax>
+inline void reduce_rows(typename Ops::V* v, float* out) {
+    for (int r0 = 0; r0 < R; r0 += 4) {
+        typename Ops::V four[4];
+        float res[4];
+        for (int k = 0; k < 4; ++k) four[k] = r0 + k < R ? v[r0 + k] : Ops::zero();
+        if constexpr (kMax) {
+            Ops::hmax_each4(four, res);
+        } else {
+            Ops::hsum_each4(four, res);
+        }
+        for (int k = 0; k < 4 && r0 + k < R; ++k) out[r0 + k] = res[k];
+    }
+}
+
 // The online-softmax step of R rows over the scores of one block (n_lanes
 // a multiple of W, -inf past the keys): new running max m, the rescale
 // corr = e^(m_old - m) of what was summed before, scores replaced by
@@ -171,13 +187,23 @@ inline void softmax_step(const TileRows& t, float (*scores)[256 + 16], int n_lan
     for (int j = 0; j < n_lanes; j += Ops::W) {
         for (int r = 0; r < R; ++r) mv[r] = Ops::max(Ops::load(scores[r] + j), mv[r]);  // NaNs skipped, as std::max
     }
-    float new_max[R];
+    float m[R], block_max[R], new_max[R];
+    for (int r = 0; r < R; ++r) m[r] = *t.m[r];
+    reduce_rows<R, true>(mv, block_max);
+    // Once the running maxes settle (they mostly do early) every rescale is
+    // e^0 = 1 exactly; skip the calls.
+    bool settled = true;
     for (int r = 0; r < R; ++r) {
-        const float m = *t.m[r];
-        new_max[r] = std::max(m, Ops::hmax(mv[r]));
-        // Once the running max settles (it mostly does early) the rescale is
-        // e^0 = 1 exactly; skip the call.
-        corr[r] = new_max[r] == m && std::isfinite(m) ? 1.0f : std::exp(m - new_max[r]);
+        new_max[r] = std::max(m[r], block_max[r]);
+        settled &= (new_max[r] == m[r]) & std::isfinite(m[r]);
+        corr[r] = 1.0f;
+    }
+    if (!settled) {
+        for (int r = 0; r < R; ++r) {
+            if (!(new_max[r] == m[r] && std::isfinite(m[r]))) corr[r] = std::exp(m[r] - new_max[r]);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
         mv[r] = Ops::set1(new_max[r]);
         sum[r] = Ops::zero();
     }
@@ -188,10 +214,12 @@ inline void softmax_step(const TileRows& t, float (*scores)[256 + 16], int n_lan
             sum[r] = Ops::add(sum[r], e);
         }
     }
+    float block_sum[R];
+    reduce_rows<R, false>(sum, block_sum);
     for (int r = 0; r < R; ++r) {
         // An explicit fma: left to -ffp-contract, GCC fused this in some
         // inlined copies and not others, so a row's sum depended on the path.
-        *t.l[r] = std::fma(*t.l[r], corr[r], Ops::hsum(sum[r]));
+        *t.l[r] = std::fma(*t.l[r], corr[r], block_sum[r]);
         *t.m[r] = new_max[r];
     }
 }
@@ -232,15 +260,20 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd) * bs, v_head_bytes = kv_row_bytes(kv.v_type, hd);
     const uint8_t* k_pool = kv.k_pool + r.kv_head * k_head_bytes;
     const uint8_t* v_pool = kv.v_pool + r.kv_head * v_head_bytes;
-    // Rows [k0, k1) of KV head hh, counted token-major over the tokens from
-    // `tok0` (row k: token tok0 + k / group, query head g = k % group), all
-    // against the same keys, in tiles of up to kTileRows.
-    auto attend_run = [&](int hh, int tok0, int k0, int k1, const BlockKeys& keys) {
-        for (int k = k0; k < k1; k += kTileRows) {
-            const int nr = std::min(kTileRows, k1 - k);
+    // The first n_rows rows of KV head hh counted token-major from token
+    // `tok0` (row k: token tok0 + k / group, query head k % group), all
+    // against the same keys, in as few tiles as kTileRows allows, of
+    // near-equal size (8 rows: 4 + 4, not 6 + 2 with a third of the loads
+    // paying for two rows).
+    auto attend_run = [&](int hh, int tok0, int n_rows, const BlockKeys& keys) {
+        int i = tok0, g = 0;  // token and query head of the tile's next row
+        for (int k = 0, tiles = (n_rows + kTileRows - 1) / kTileRows; k < n_rows; --tiles) {
+            const int nr = (n_rows - k + tiles - 1) / tiles;
+            k += nr;
             TileRows t;
-            for (int x = 0; x < nr; ++x) {
-                const int i = tok0 + (k + x) / r.group, hg = hh * r.group + (k + x) % r.group;
+            for (int x = 0; x < nr; ++x, ++g) {
+                if (g == r.group) g = 0, ++i;
+                const int hg = hh * r.group + g;
                 const int64_t row = static_cast<int64_t>(i) * per_tok + hg;
                 t.q[x] = r.q + i * r.q_stride + hg * hd;
                 t.acc[x] = r.acc + row * hd;
@@ -263,10 +296,10 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
         for (int hh = 0; hh < r.n_kv_heads; ++hh) {
             BlockKeys keys{k_block + hh * k_head_bytes, bs, key0, v_rows + hh * v_head_bytes, kv.v_row_bytes,
                            static_cast<int>(end - start)};
-            attend_run(hh, whole, 0, (r.n_tok - whole) * r.group, keys);
+            attend_run(hh, whole, (r.n_tok - whole) * r.group, keys);
             for (int i = 0; i < whole; ++i) {
                 keys.n = static_cast<int>(r.ctx0 + i - start);
-                if (keys.n > 0) attend_run(hh, i, 0, r.group, keys);
+                if (keys.n > 0) attend_run(hh, i, r.group, keys);
             }
         }
         start = end;
