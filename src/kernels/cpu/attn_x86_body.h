@@ -9,14 +9,15 @@
 
 // Query rows that see the same keys are processed R at a time so each K/V
 // element is loaded and converted once per tile, not once per row:
-// conversion and load ports, not FMAs, bound the one-row form. A tile holds
-// the heads of one GQA group at one token, or, for a block every token of
-// the range sees whole (left of the causal diagonal), those rows of several
-// consecutive tokens. Every row's arithmetic (FMA order per key and element)
-// is the same as a tile of one, so results do not depend on the tile.
+// conversion and load ports, not FMAs, bound the one-row form. On a block
+// every token of the range sees whole (left of the causal diagonal) a tile
+// takes the query heads of one KV head across consecutive tokens; on the
+// diagonal block, one token's. Every row's arithmetic (FMA order per key and
+// element, softmax step) is the same as a tile of one, so results do not
+// depend on the tile or on the tokens around a row.
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
-constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums per row
-constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of the V pass
+constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums a row: 24 of 32 registers
+constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of one V pass
 
 // K lane loaders: element d of the W keys from `key` of one head's slice
 // of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
