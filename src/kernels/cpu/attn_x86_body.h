@@ -18,12 +18,13 @@
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
 constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums a row: 24 of 32 registers
 constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of one V pass
-// A tile takes the keys of up to two consecutive blocks per visit (pairs
-// 2k, 2k + 1 by absolute index): the tile setup and the V accumulators' loads
-// and stores are paid once per pair. The online softmax still updates once
-// per block, so the bits are those of a visit per block.
-constexpr int kBlocksPerVisit = 2;
-constexpr int kScoreLanes = kBlocksPerVisit * (256 + 16);  // a row's scores: each block's rounded up to W
+// A tile takes the keys of several consecutive blocks per visit (up to
+// kBlocksPerVisit, at most kScoreLanes scores a row): the tile setup and the
+// V accumulators' loads and stores are paid once per visit. The online
+// softmax still updates once per block, so the bits are those of a visit per
+// block.
+constexpr int kBlocksPerVisit = 8;
+constexpr int kScoreLanes = 512;  // >= 256 + 16: a whole largest block
 
 // K lane loaders: element d of the W keys from `key` of one head's slice
 // of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
@@ -318,6 +319,8 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
             attend_rows<KL, VL>(s, nr, t, keys, scores);
         }
     };
+    const int64_t block_lanes = (bs + Ops::W - 1) / Ops::W * Ops::W;
+    const int visit_blocks = static_cast<int>(std::clamp<int64_t>(kScoreLanes / block_lanes, 1, kBlocksPerVisit));
     // The keys [a, e) of KV head hh (within one visit), block by block.
     auto update_keys = [&](int hh, int64_t a, int64_t e) {
         VisitKeys u;
@@ -334,9 +337,12 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
         return u;
     };
     for (int64_t start = r.p0; start < r.p1;) {
-        // One visit: the rest of start's pair of blocks, within the range.
-        const int64_t pair = start / bs / kBlocksPerVisit;
-        const int64_t end = std::min(r.p1, (pair + 1) * kBlocksPerVisit * bs);
+        // One visit: the rest of start's group of visit_blocks blocks, within
+        // the range, and ending where the blocks every token sees whole end
+        // (so those never go token by token with the diagonal).
+        const int64_t visit = start / bs / visit_blocks, all_whole = r.ctx0 / bs * bs;
+        int64_t end = std::min(r.p1, (visit + 1) * visit_blocks * bs);
+        if (start < all_whole) end = std::min(end, all_whole);
         // Tokens from `whole` on see all of [start, end) and share tiles;
         // those before it (on the diagonal) see fewer keys each.
         const int whole = static_cast<int>(std::clamp<int64_t>(end - r.ctx0, 0, r.n_tok));
