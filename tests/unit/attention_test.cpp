@@ -205,7 +205,8 @@ TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
 
 TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
     // Prefill ranges tile the rows of several tokens together on blocks left
-    // of the causal diagonal and go token by token on the diagonal. A row
+    // of the causal diagonal and go token by token on the diagonal; a tile
+    // visits several blocks at a time. A row
     // must come out bit-identical to the same token alone (a decode) and to
     // the token inside a run cut differently, for every storage type, block
     // size and SIMD level, on 1 and 3 threads.
@@ -222,8 +223,8 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
         {9, 3, 64, 40, 17, 31},   // blocks of 2.5 AVX-512 vectors
         {4, 1, 64, 256, 250, 11}, // the largest blocks, diagonal crossing one
         {6, 2, 96, 7, 490, 29},   // odd blocks, 96 wide, context split at 512
-        {9, 3, 64, 40, 505, 30},  // split at 520 with blocks of 40
-        {9, 3, 64, 16, 100, 70},  // many whole-block tiles per piece
+        {9, 3, 64, 40, 505, 30},  // split at 520, inside a visit of several blocks
+        {9, 3, 64, 16, 100, 70},  // several visits left of the diagonal per piece
         {32, 4, 64, 16, 200, 9},  // group 8, long context, four tokens a piece
     };
     ThreadPool pool1(1), pool3(3);

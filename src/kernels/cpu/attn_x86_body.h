@@ -18,6 +18,13 @@
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
 constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums a row: 24 of 32 registers
 constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of one V pass
+// A tile takes the keys of several consecutive blocks per visit (up to
+// kBlocksPerVisit, at most kScoreLanes scores a row): the tile setup and the
+// V accumulators' loads and stores are paid once per visit. The online
+// softmax still updates once per block, so the bits are those of a visit per
+// block.
+constexpr int kBlocksPerVisit = 8;
+constexpr int kScoreLanes = 512;  // >= 256 + 16: a whole largest block
 
 // K lane loaders: element d of the W keys from `key` of one head's slice
 // of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
@@ -55,9 +62,11 @@ struct KeysQ8_0 {
 // pairwise at the end) hide the FMA latency; the order is per lane, so both
 // widths and every tile give the same scores. scores[r][n, n rounded up to
 // W) are set to -inf (the lanes past n may read other keys or padding).
+// Out of line: inlined into the range loop its K loads waited longer on
+// memory (decode at depth 4096 about 6% slower).
 template <class KL, int R>
-inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, int key0, int n, int hd, float scale,
-                        float* const* scores) {
+[[gnu::noinline]] void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, int key0, int n, int hd,
+                                   float scale, float* const* scores) {
     static_assert(KL::kDims % 4 == 0);
     for (int j = 0; j < n; j += Ops::W) {
         typename Ops::V a[R][4];
@@ -79,28 +88,46 @@ inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, 
     }
 }
 
-// acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j over the vector chunks
-// [c0, c0 + NC) of the rows: R x NC independent FMA chains, each V chunk
-// loaded once for the R rows.
+// One block's part of the V accumulation of a tile: its V rows, the n
+// weights p[r][0, n) of each row and the rescale corr[r] of what was summed
+// before it.
+struct AccBlock {
+    const uint8_t* v;
+    int64_t row_bytes;
+    int n;
+    const float* const* p;
+    const float* corr;
+};
+
+// For each block in order, acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j,
+// over the vector chunks [c0, c0 + NC) of rows [r0, r0 + R): R x NC
+// independent FMA chains, each V chunk loaded once for the R rows, the
+// accumulators kept in registers from one block to the next (the same
+// operations, so the same bits, as a pass per block).
 template <class VL, int R, int NC>
-inline void accumulate_part(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr, int c0) {
+inline void accumulate_part(float* const* acc, const AccBlock* blocks, int n_blocks, int r0, int c0) {
     typename Ops::V a[R][NC];
     for (int r = 0; r < R; ++r) {
-        const typename Ops::V cv = Ops::set1(corr[r]);
-        for (int c = 0; c < NC; ++c) a[r][c] = Ops::mul(Ops::load(acc[r] + (c0 + c) * Ops::W), cv);
+        for (int c = 0; c < NC; ++c) a[r][c] = Ops::load(acc[r0 + r] + (c0 + c) * Ops::W);
     }
-    for (int j = 0; j < n; ++j) {
-        typename Ops::V pj[R];
-        for (int r = 0; r < R; ++r) pj[r] = Ops::set1(p[r][j]);
-        const uint8_t* vj = v + j * row_bytes;
-        for (int c = 0; c < NC; ++c) {
-            const typename Ops::V vc = VL::load(vj, (c0 + c) * Ops::W);
-            for (int r = 0; r < R; ++r) a[r][c] = Ops::fmadd(pj[r], vc, a[r][c]);
+    for (int b = 0; b < n_blocks; ++b) {
+        const AccBlock& blk = blocks[b];
+        for (int r = 0; r < R; ++r) {
+            const typename Ops::V cv = Ops::set1(blk.corr[r0 + r]);
+            for (int c = 0; c < NC; ++c) a[r][c] = Ops::mul(a[r][c], cv);
+        }
+        for (int j = 0; j < blk.n; ++j) {
+            typename Ops::V pj[R];
+            for (int r = 0; r < R; ++r) pj[r] = Ops::set1(blk.p[r0 + r][j]);
+            const uint8_t* vj = blk.v + j * blk.row_bytes;
+            for (int c = 0; c < NC; ++c) {
+                const typename Ops::V vc = VL::load(vj, (c0 + c) * Ops::W);
+                for (int r = 0; r < R; ++r) a[r][c] = Ops::fmadd(pj[r], vc, a[r][c]);
+            }
         }
     }
     for (int r = 0; r < R; ++r) {
-        for (int c = 0; c < NC; ++c) Ops::store(acc[r] + (c0 + c) * Ops::W, a[r][c]);
+        for (int c = 0; c < NC; ++c) Ops::store(acc[r0 + r] + (c0 + c) * Ops::W, a[r][c]);
     }
 }
 
@@ -108,32 +135,24 @@ inline void accumulate_part(float* const* acc, const uint8_t* v, int64_t row_byt
 // still each whole row in one pass (two half-row passes over the V rows
 // stream them from memory twice as slowly at long contexts).
 template <class VL, int R, int NC>
-inline void accumulate_rows(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr) {
+inline void accumulate_rows(float* const* acc, const AccBlock* blocks, int n_blocks) {
     constexpr int kPass = std::max(1, std::min(R, kAccRegs / NC));
     constexpr int kWhole = R / kPass * kPass;
-    for (int r0 = 0; r0 < kWhole; r0 += kPass) {
-        accumulate_part<VL, kPass, NC>(acc + r0, v, row_bytes, p + r0, n, corr + r0, 0);
-    }
-    if constexpr (kWhole < R) {
-        accumulate_part<VL, R - kWhole, NC>(acc + kWhole, v, row_bytes, p + kWhole, n, corr + kWhole, 0);
-    }
+    for (int r0 = 0; r0 < kWhole; r0 += kPass) accumulate_part<VL, kPass, NC>(acc, blocks, n_blocks, r0, 0);
+    if constexpr (kWhole < R) accumulate_part<VL, R - kWhole, NC>(acc, blocks, n_blocks, kWhole, 0);
 }
 
 // The row width in one pass: NC = hd / W chunks of accumulators per row.
 template <class VL, int R>
-inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr, int hd) {
+inline void accumulate_tile(float* const* acc, const AccBlock* blocks, int n_blocks, int hd) {
     switch (hd / Ops::W) {
-        case 1: accumulate_rows<VL, R, 1>(acc, v, row_bytes, p, n, corr); return;
-        case 2: accumulate_rows<VL, R, 2>(acc, v, row_bytes, p, n, corr); return;
-        case 4: accumulate_rows<VL, R, 4>(acc, v, row_bytes, p, n, corr); return;
-        case 8: accumulate_rows<VL, R, 8>(acc, v, row_bytes, p, n, corr); return;
+        case 1: accumulate_rows<VL, R, 1>(acc, blocks, n_blocks); return;
+        case 2: accumulate_rows<VL, R, 2>(acc, blocks, n_blocks); return;
+        case 4: accumulate_rows<VL, R, 4>(acc, blocks, n_blocks); return;
+        case 8: accumulate_rows<VL, R, 8>(acc, blocks, n_blocks); return;
         default:  // other widths: one chunk at a time, row by row
             for (int r = 0; r < R; ++r) {
-                for (int c0 = 0; c0 < hd / Ops::W; ++c0) {
-                    accumulate_part<VL, 1, 1>(acc + r, v, row_bytes, p + r, n, corr + r, c0);
-                }
+                for (int c0 = 0; c0 < hd / Ops::W; ++c0) accumulate_part<VL, 1, 1>(acc, blocks, n_blocks, r, c0);
             }
     }
 }
@@ -147,6 +166,13 @@ struct BlockKeys {
     const uint8_t* v_rows;
     int64_t v_row_bytes;
     int n;
+};
+
+// The keys of one tile visit for one KV head: runs of keys of up to
+// kBlocksPerVisit consecutive blocks, in order.
+struct VisitKeys {
+    BlockKeys part[kBlocksPerVisit];
+    int n_parts;
 };
 
 // One block of keys for a tile of R rows that all see the same n keys:
@@ -181,7 +207,7 @@ inline void reduce_rows(typename Ops::V* v, float* out) {
 // p = e^(score - m) and l = l * corr + sum p. The rows go through each stage
 // together, so their (latency-bound) max and exp chains overlap.
 template <int R>
-inline void softmax_step(const TileRows& t, float (*scores)[256 + 16], int n_lanes, float* corr) {
+inline void softmax_step(const TileRows& t, float* const* scores, int n_lanes, float* corr) {
     using V = typename Ops::V;
     V mv[R], sum[R];
     for (int r = 0; r < R; ++r) mv[r] = Ops::set1(-std::numeric_limits<float>::infinity());
@@ -225,21 +251,32 @@ inline void softmax_step(const TileRows& t, float (*scores)[256 + 16], int n_lan
     }
 }
 
+// One visit of a tile of R rows that all see the same keys: per block its
+// scores and the running max / sum update, then the V accumulation of all
+// blocks in one pass.
 template <class KL, class VL, int R>
-inline void attend_tile(const AttentionShape& s, const TileRows& t, const BlockKeys& b,
-                        float (*scores)[256 + 16]) {
-    float* score_rows[R];
-    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
-    tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
-    float corr[R];
-    softmax_step<R>(t, scores, (b.n + Ops::W - 1) / Ops::W * Ops::W, corr);
-    accumulate_tile<VL, R>(t.acc, b.v_rows, b.v_row_bytes, score_rows, b.n, corr, s.head_dim);
+inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
+                        float (*scores)[kScoreLanes]) {
+    float* score_rows[kBlocksPerVisit][R];
+    float corr[kBlocksPerVisit][R];
+    AccBlock blocks[kBlocksPerVisit];
+    int lane0 = 0;
+    for (int p = 0; p < u.n_parts; ++p) {
+        const BlockKeys& b = u.part[p];
+        for (int r = 0; r < R; ++r) score_rows[p][r] = scores[r] + lane0;
+        tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows[p]);
+        const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
+        softmax_step<R>(t, score_rows[p], n_lanes, corr[p]);
+        blocks[p] = AccBlock{b.v_rows, b.v_row_bytes, b.n, score_rows[p], corr[p]};
+        lane0 += n_lanes;
+    }
+    accumulate_tile<VL, R>(t.acc, blocks, u.n_parts, s.head_dim);
 }
 
 // attend_tile for nr <= kTileRows rows.
 template <class KL, class VL, int R = 1>
-inline void attend_rows(const AttentionShape& s, int nr, const TileRows& t, const BlockKeys& b,
-                        float (*scores)[256 + 16]) {
+inline void attend_rows(const AttentionShape& s, int nr, const TileRows& t, const VisitKeys& b,
+                        float (*scores)[kScoreLanes]) {
     if (nr == R) {
         attend_tile<KL, VL, R>(s, t, b, scores);
     } else if constexpr (R < kTileRows) {
@@ -254,7 +291,7 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
-    alignas(64) float scores[kTileRows][256 + 16];
+    alignas(64) float scores[kTileRows][kScoreLanes];
     // Byte offset of a KV head's slice in a row (Q8_0 heads are whole blocks);
     // in a K block the slice starts block_size times further.
     const int64_t bs = kv.block_size;
@@ -266,7 +303,7 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     // against the same keys, in as few tiles as kTileRows allows, of
     // near-equal size (8 rows: 4 + 4, not 6 + 2 with a third of the loads
     // paying for two rows).
-    auto attend_run = [&](int hh, int tok0, int n_rows, const BlockKeys& keys) {
+    auto attend_run = [&](int hh, int tok0, int n_rows, const VisitKeys& keys) {
         int i = tok0, g = 0;  // token and query head of the tile's next row
         for (int k = 0, tiles = (n_rows + kTileRows - 1) / kTileRows; k < n_rows; --tiles) {
             const int nr = (n_rows - k + tiles - 1) / tiles;
@@ -284,23 +321,43 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
             attend_rows<KL, VL>(s, nr, t, keys, scores);
         }
     };
+    const int64_t block_lanes = (bs + Ops::W - 1) / Ops::W * Ops::W;
+    // One token (decode) reads each K/V element once, from memory at long
+    // contexts: block by block, all heads of a block together, is the order
+    // the prefetchers follow (visits of several blocks, head by head, ran
+    // 1.65x slower at a 64k context). Several tokens reuse them from cache.
+    const int visit_blocks =
+        r.n_tok == 1 ? 1 : static_cast<int>(std::clamp<int64_t>(kScoreLanes / block_lanes, 1, kBlocksPerVisit));
+    // The keys [a, e) of KV head hh (within one visit), block by block.
+    auto update_keys = [&](int hh, int64_t a, int64_t e) {
+        VisitKeys u;
+        u.n_parts = 0;
+        while (a < e) {
+            const int64_t block = a / bs, block_end = std::min(e, (block + 1) * bs);
+            const int key0 = static_cast<int>(a - block * bs);
+            const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
+            u.part[u.n_parts++] = BlockKeys{k_pool + first_slot * kv.k_row_bytes + hh * k_head_bytes, bs, key0,
+                                            v_pool + (first_slot + key0) * kv.v_row_bytes + hh * v_head_bytes,
+                                            kv.v_row_bytes, static_cast<int>(block_end - a)};
+            a = block_end;
+        }
+        return u;
+    };
     for (int64_t start = r.p0; start < r.p1;) {
-        const int64_t block = start / bs;
-        const int64_t end = std::min(r.p1, (block + 1) * bs);
-        const int key0 = static_cast<int>(start - block * bs);
-        const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
-        const uint8_t* k_block = k_pool + first_slot * kv.k_row_bytes;
-        const uint8_t* v_rows = v_pool + (first_slot + key0) * kv.v_row_bytes;
+        // One visit: the rest of start's group of visit_blocks blocks, within
+        // the range, and ending where the blocks every token sees whole end
+        // (so those never go token by token with the diagonal).
+        const int64_t visit = start / bs / visit_blocks, all_whole = r.ctx0 / bs * bs;
+        int64_t end = std::min(r.p1, (visit + 1) * visit_blocks * bs);
+        if (start < all_whole) end = std::min(end, all_whole);
         // Tokens from `whole` on see all of [start, end) and share tiles;
         // those before it (on the diagonal) see fewer keys each.
         const int whole = static_cast<int>(std::clamp<int64_t>(end - r.ctx0, 0, r.n_tok));
         for (int hh = 0; hh < r.n_kv_heads; ++hh) {
-            BlockKeys keys{k_block + hh * k_head_bytes, bs, key0, v_rows + hh * v_head_bytes, kv.v_row_bytes,
-                           static_cast<int>(end - start)};
-            attend_run(hh, whole, (r.n_tok - whole) * r.group, keys);
+            attend_run(hh, whole, (r.n_tok - whole) * r.group, update_keys(hh, start, end));
             for (int i = 0; i < whole; ++i) {
-                keys.n = static_cast<int>(r.ctx0 + i - start);
-                if (keys.n > 0) attend_run(hh, i, r.group, keys);
+                const int64_t row_end = r.ctx0 + i;
+                if (row_end > start) attend_run(hh, i, r.group, update_keys(hh, start, row_end));
             }
         }
         start = end;
