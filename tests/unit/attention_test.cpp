@@ -4,7 +4,8 @@
 // are not a multiple of the block size, single tokens, GQA 9/3, MQA, head_dim
 // 32/64/96/128 and widths no vector level supports, shuffled block tables,
 // block sizes that are and are not multiples of the vector width (K is read
-// keys in lanes, a vector of keys at a time, invalid lanes masked).
+// keys in lanes, a vector of keys at a time, invalid lanes masked); a
+// prefill row bit-identical to the same token alone or in another run.
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -199,6 +200,74 @@ TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
         std::copy(q.begin(), q.begin() + q_dim, q.begin() + 4 * q_dim);
         attention_batch(shape, p.kv, seqs, q.data(), batched.data(), pool3, scratch, best_simd_level());
         for (int i = 0; i < q_dim; ++i) ASSERT_EQ(alone[i], batched[4 * q_dim + i]) << i << " " << types_name(types);
+    }
+}
+
+TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
+    // Prefill ranges tile the rows of several tokens together on blocks left
+    // of the causal diagonal and go token by token on the diagonal; a tile
+    // visits several blocks at a time. A row
+    // must come out bit-identical to the same token alone (a decode) and to
+    // the token inside a run cut differently, for every storage type, block
+    // size and SIMD level, on 1 and 3 threads.
+    struct Shape {
+        int n_head, n_head_kv, head_dim, block_size;
+        int64_t pos0;
+        int32_t n_tokens;
+    };
+    const Shape shapes[] = {
+        {9, 3, 64, 16, 0, 37},    // SmolLM2: group 3, tiles of two tokens
+        {9, 3, 64, 16, 5, 23},    // run starting inside a block
+        {32, 4, 64, 16, 3, 13},   // group 8: a tile is less than a token
+        {4, 4, 32, 16, 0, 19},    // MHA: one row per token and KV head
+        {9, 3, 64, 40, 17, 31},   // blocks of 2.5 AVX-512 vectors
+        {4, 1, 64, 256, 250, 11}, // the largest blocks, diagonal crossing one
+        {6, 2, 96, 7, 490, 29},   // odd blocks, 96 wide, context split at 512
+        {9, 3, 64, 40, 505, 30},  // split at 520, inside a visit of several blocks
+        {9, 3, 64, 16, 100, 70},  // several visits left of the diagonal per piece
+        {32, 4, 64, 16, 200, 9},  // group 8, long context, four tokens a piece
+    };
+    ThreadPool pool1(1), pool3(3);
+    for (const Shape& c : shapes) {
+        const int kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
+        const int64_t n_blocks = (c.pos0 + c.n_tokens + c.block_size - 1) / c.block_size;
+        std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+        std::iota(table.begin(), table.end(), 0);
+        std::mt19937 trng(11);
+        std::shuffle(table.begin(), table.end(), trng);
+        const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+        AttentionScratch scratch;
+        for (KvTypes types : kAllTypes) {
+            if (!check_kv_types(types, c.head_dim).ok()) continue;
+            std::mt19937 rng(21);
+            std::normal_distribution<float> nd(0.0f, 1.0f);
+            const Pools p = random_pools(types, n_blocks * c.block_size, kv_dim, c.block_size, rng);
+            std::vector<float> q(static_cast<size_t>(c.n_tokens) * q_dim);
+            for (auto& x : q) x = 2.0f * nd(rng);
+            for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
+                const auto level = static_cast<SimdLevel>(lv);
+                std::vector<float> run(q.size()), cut(q.size()), alone(q_dim);
+                attention_batch(shape, p.kv, {AttnSeq{table.data(), c.pos0, 0, c.n_tokens}}, q.data(), run.data(),
+                                pool1, scratch, level);
+                // The same run as 3 tokens, then the rest: other pieces and tiles.
+                const std::vector<AttnSeq> halves = {AttnSeq{table.data(), c.pos0, 0, 3},
+                                                     AttnSeq{table.data(), c.pos0 + 3, 3, c.n_tokens - 3}};
+                attention_batch(shape, p.kv, halves, q.data(), cut.data(), pool3, scratch, level);
+                for (int32_t t = 0; t < c.n_tokens; ++t) {
+                    const float* qt = q.data() + static_cast<size_t>(t) * q_dim;
+                    attention_batch(shape, p.kv, {AttnSeq{table.data(), c.pos0 + t, 0, 1}}, qt, alone.data(),
+                                    t % 2 ? pool3 : pool1, scratch, level);
+                    for (int i = 0; i < q_dim; ++i) {
+                        const size_t x = static_cast<size_t>(t) * q_dim + i;
+                        ASSERT_EQ(run[x], alone[i]) << "token " << t << " element " << i << " level "
+                                                     << simd_level_name(level) << " types " << types_name(types)
+                                                     << " heads " << c.n_head << "/" << c.n_head_kv << " block "
+                                                     << c.block_size;
+                        ASSERT_EQ(run[x], cut[x]) << "token " << t << " element " << i << " (cut run)";
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -7,14 +7,24 @@
 // Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
 // tensor/kv_type.h.
 
-// Query rows (heads of one GQA group at one token) are processed R at a time
-// so each K/V element is loaded and converted once per tile, not once per
-// row: conversion and load ports, not FMAs, bound the one-row form. Every
-// row's arithmetic (FMA order per key and element) is the same as a tile of
-// one, so results do not depend on the tile.
+// Query rows that see the same keys are processed R at a time so each K/V
+// element is loaded and converted once per tile, not once per row:
+// conversion and load ports, not FMAs, bound the one-row form. On a block
+// every token of the range sees whole (left of the causal diagonal) a tile
+// takes the query heads of one KV head across consecutive tokens; on the
+// diagonal block, one token's. Every row's arithmetic (FMA order per key and
+// element, softmax step) is the same as a tile of one, so results do not
+// depend on the tile or on the tokens around a row.
 constexpr int kRegs = Ops::W == 16 ? 32 : 16;  // vector registers of the ISA
-constexpr int kTileRows = Ops::W == 16 ? 4 : 2;
-constexpr int kAccRegs = kRegs / 2;  // accumulators of the V pass
+constexpr int kTileRows = Ops::W == 16 ? 6 : 2;  // 4 score partial sums a row: 24 of 32 registers
+constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of one V pass
+// A tile takes the keys of several consecutive blocks per visit (up to
+// kBlocksPerVisit, at most kScoreLanes scores a row): the tile setup and the
+// V accumulators' loads and stores are paid once per visit. The online
+// softmax still updates once per block, so the bits are those of a visit per
+// block.
+constexpr int kBlocksPerVisit = 8;
+constexpr int kScoreLanes = 512;  // >= 256 + 16: a whole largest block
 
 // K lane loaders: element d of the W keys from `key` of one head's slice
 // of a keys-in-lanes block (tensor/kv_type.h), as floats. Each scales()
@@ -52,9 +62,11 @@ struct KeysQ8_0 {
 // pairwise at the end) hide the FMA latency; the order is per lane, so both
 // widths and every tile give the same scores. scores[r][n, n rounded up to
 // W) are set to -inf (the lanes past n may read other keys or padding).
+// Out of line: inlined into the range loop its K loads waited longer on
+// memory (decode at depth 4096 about 6% slower).
 template <class KL, int R>
-inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, int key0, int n, int hd, float scale,
-                        float* const* scores) {
+[[gnu::noinline]] void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, int key0, int n, int hd,
+                                   float scale, float* const* scores) {
     static_assert(KL::kDims % 4 == 0);
     for (int j = 0; j < n; j += Ops::W) {
         typename Ops::V a[R][4];
@@ -76,81 +88,73 @@ inline void tile_scores(const float* const* q, const uint8_t* head, int64_t bs, 
     }
 }
 
-// Replaces scores[0, n) by exp(scores - max) and returns their sum (n a
-// multiple of W; -inf entries give 0).
-inline float exp_and_sum(float* scores, int n, float max) {
-    const typename Ops::V mv = Ops::set1(max);
-    typename Ops::V sum = Ops::zero();
-    for (int j = 0; j < n; j += Ops::W) {
-        const typename Ops::V e = Ops::exp(Ops::sub(Ops::load(scores + j), mv));
-        Ops::store(scores + j, e);
-        sum = Ops::add(sum, e);
-    }
-    return Ops::hsum(sum);
-}
+// One block's part of the V accumulation of a tile: its V rows, the n
+// weights p[r][0, n) of each row and the rescale corr[r] of what was summed
+// before it.
+struct AccBlock {
+    const uint8_t* v;
+    int64_t row_bytes;
+    int n;
+    const float* const* p;
+    const float* corr;
+};
 
-// acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j over the vector chunks
-// [c0, c0 + NC) of the rows: R x NC independent FMA chains, each V chunk
-// loaded once for the R rows.
+// For each block in order, acc[r] = acc[r] * corr[r] + sum_j p[r][j] * v_j,
+// over the vector chunks [c0, c0 + NC) of rows [r0, r0 + R): R x NC
+// independent FMA chains, each V chunk loaded once for the R rows, the
+// accumulators kept in registers from one block to the next (the same
+// operations, so the same bits, as a pass per block).
 template <class VL, int R, int NC>
-inline void accumulate_part(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr, int c0) {
+inline void accumulate_part(float* const* acc, const AccBlock* blocks, int n_blocks, int r0, int c0) {
     typename Ops::V a[R][NC];
     for (int r = 0; r < R; ++r) {
-        const typename Ops::V cv = Ops::set1(corr[r]);
-        for (int c = 0; c < NC; ++c) a[r][c] = Ops::mul(Ops::load(acc[r] + (c0 + c) * Ops::W), cv);
+        for (int c = 0; c < NC; ++c) a[r][c] = Ops::load(acc[r0 + r] + (c0 + c) * Ops::W);
     }
-    for (int j = 0; j < n; ++j) {
-        typename Ops::V pj[R];
-        for (int r = 0; r < R; ++r) pj[r] = Ops::set1(p[r][j]);
-        const uint8_t* vj = v + j * row_bytes;
-        for (int c = 0; c < NC; ++c) {
-            const typename Ops::V vc = VL::load(vj, (c0 + c) * Ops::W);
-            for (int r = 0; r < R; ++r) a[r][c] = Ops::fmadd(pj[r], vc, a[r][c]);
+    for (int b = 0; b < n_blocks; ++b) {
+        const AccBlock& blk = blocks[b];
+        for (int r = 0; r < R; ++r) {
+            const typename Ops::V cv = Ops::set1(blk.corr[r0 + r]);
+            for (int c = 0; c < NC; ++c) a[r][c] = Ops::mul(a[r][c], cv);
+        }
+        for (int j = 0; j < blk.n; ++j) {
+            typename Ops::V pj[R];
+            for (int r = 0; r < R; ++r) pj[r] = Ops::set1(blk.p[r0 + r][j]);
+            const uint8_t* vj = blk.v + j * blk.row_bytes;
+            for (int c = 0; c < NC; ++c) {
+                const typename Ops::V vc = VL::load(vj, (c0 + c) * Ops::W);
+                for (int r = 0; r < R; ++r) a[r][c] = Ops::fmadd(pj[r], vc, a[r][c]);
+            }
         }
     }
     for (int r = 0; r < R; ++r) {
-        for (int c = 0; c < NC; ++c) Ops::store(acc[r] + (c0 + c) * Ops::W, a[r][c]);
+        for (int c = 0; c < NC; ++c) Ops::store(acc[r0 + r] + (c0 + c) * Ops::W, a[r][c]);
     }
 }
 
+// Too many accumulators for the whole tile: passes of as many rows as fit,
+// still each whole row in one pass (two half-row passes over the V rows
+// stream them from memory twice as slowly at long contexts).
 template <class VL, int R, int NC>
-inline void accumulate_rows(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr) {
-    if constexpr (R * NC <= kAccRegs) {
-        accumulate_part<VL, R, NC>(acc, v, row_bytes, p, n, corr, 0);
-    } else {
-        // Too many accumulators for the tile: row by row, still each whole
-        // row in one pass (two half-row passes over the V rows stream them
-        // from memory twice as slowly at long contexts).
-        for (int r = 0; r < R; ++r) accumulate_part<VL, 1, NC>(acc + r, v, row_bytes, p + r, n, corr + r, 0);
-    }
+inline void accumulate_rows(float* const* acc, const AccBlock* blocks, int n_blocks) {
+    constexpr int kPass = std::max(1, std::min(R, kAccRegs / NC));
+    constexpr int kWhole = R / kPass * kPass;
+    for (int r0 = 0; r0 < kWhole; r0 += kPass) accumulate_part<VL, kPass, NC>(acc, blocks, n_blocks, r0, 0);
+    if constexpr (kWhole < R) accumulate_part<VL, R - kWhole, NC>(acc, blocks, n_blocks, kWhole, 0);
 }
 
 // The row width in one pass: NC = hd / W chunks of accumulators per row.
 template <class VL, int R>
-inline void accumulate_tile(float* const* acc, const uint8_t* v, int64_t row_bytes, const float* const* p, int n,
-                            const float* corr, int hd) {
+inline void accumulate_tile(float* const* acc, const AccBlock* blocks, int n_blocks, int hd) {
     switch (hd / Ops::W) {
-        case 1: accumulate_rows<VL, R, 1>(acc, v, row_bytes, p, n, corr); return;
-        case 2: accumulate_rows<VL, R, 2>(acc, v, row_bytes, p, n, corr); return;
-        case 4: accumulate_rows<VL, R, 4>(acc, v, row_bytes, p, n, corr); return;
-        case 8: accumulate_rows<VL, R, 8>(acc, v, row_bytes, p, n, corr); return;
+        case 1: accumulate_rows<VL, R, 1>(acc, blocks, n_blocks); return;
+        case 2: accumulate_rows<VL, R, 2>(acc, blocks, n_blocks); return;
+        case 4: accumulate_rows<VL, R, 4>(acc, blocks, n_blocks); return;
+        case 8: accumulate_rows<VL, R, 8>(acc, blocks, n_blocks); return;
         default:  // other widths: one chunk at a time, row by row
             for (int r = 0; r < R; ++r) {
-                for (int c0 = 0; c0 < hd / Ops::W; ++c0) {
-                    accumulate_part<VL, 1, 1>(acc + r, v, row_bytes, p + r, n, corr + r, c0);
-                }
+                for (int c0 = 0; c0 < hd / Ops::W; ++c0) accumulate_part<VL, 1, 1>(acc, blocks, n_blocks, r, c0);
             }
     }
-}
-
-// max of scores[0, n) (n a multiple of W), NaNs skipped as by
-// std::max(running, score).
-inline float row_max(const float* scores, int n) {
-    typename Ops::V v = Ops::set1(-std::numeric_limits<float>::infinity());
-    for (int j = 0; j < n; j += Ops::W) v = Ops::max(Ops::load(scores + j), v);
-    return Ops::hmax(v);
 }
 
 // The keys [key0, key0 + n) of one block for one KV head: its K slice (keys
@@ -164,40 +168,119 @@ struct BlockKeys {
     int n;
 };
 
+// The keys of one tile visit for one KV head: runs of keys of up to
+// kBlocksPerVisit consecutive blocks, in order.
+struct VisitKeys {
+    BlockKeys part[kBlocksPerVisit];
+    int n_parts;
+};
+
 // One block of keys for a tile of R rows that all see the same n keys:
 // scores, the running max / sum update, then the V accumulation.
-template <class KL, class VL, int R>
-inline void attend_tile(const AttentionShape& s, const float* const* q, float* const* acc, float* m, float* l,
-                        const BlockKeys& b, float (*scores)[256 + 16]) {
-    float* score_rows[R];
-    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
-    tile_scores<KL, R>(q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
-    const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
-    float corr[R];
-    for (int r = 0; r < R; ++r) {
-        const float new_max = std::max(m[r], row_max(scores[r], n_lanes));
-        // Once the running max settles (it mostly does early) the rescale is
-        // e^0 = 1 exactly; skip the call.
-        corr[r] = new_max == m[r] && std::isfinite(new_max) ? 1.0f : std::exp(m[r] - new_max);
-        l[r] = l[r] * corr[r] + exp_and_sum(scores[r], n_lanes, new_max);
-        m[r] = new_max;
+// The rows of one tile: query, accumulator, running max and sum of each.
+struct TileRows {
+    const float* q[kTileRows];
+    float* acc[kTileRows];
+    float* m[kTileRows];
+    float* l[kTileRows];
+};
+
+// out[r] = hsum(v[r]) (or hmax) for the R rows, four at a time.
+template <int R, bool kMax>
+inline void reduce_rows(typename Ops::V* v, float* out) {
+    for (int r0 = 0; r0 < R; r0 += 4) {
+        typename Ops::V four[4];
+        float res[4];
+        for (int k = 0; k < 4; ++k) four[k] = r0 + k < R ? v[r0 + k] : Ops::zero();
+        if constexpr (kMax) {
+            Ops::hmax_each4(four, res);
+        } else {
+            Ops::hsum_each4(four, res);
+        }
+        for (int k = 0; k < 4 && r0 + k < R; ++k) out[r0 + k] = res[k];
     }
-    accumulate_tile<VL, R>(acc, b.v_rows, b.v_row_bytes, score_rows, b.n, corr, s.head_dim);
+}
+
+// The online-softmax step of R rows over the scores of one block (n_lanes
+// a multiple of W, -inf past the keys): new running max m, the rescale
+// corr = e^(m_old - m) of what was summed before, scores replaced by
+// p = e^(score - m) and l = l * corr + sum p. The rows go through each stage
+// together, so their (latency-bound) max and exp chains overlap.
+template <int R>
+inline void softmax_step(const TileRows& t, float* const* scores, int n_lanes, float* corr) {
+    using V = typename Ops::V;
+    V mv[R], sum[R];
+    for (int r = 0; r < R; ++r) mv[r] = Ops::set1(-std::numeric_limits<float>::infinity());
+    for (int j = 0; j < n_lanes; j += Ops::W) {
+        for (int r = 0; r < R; ++r) mv[r] = Ops::max(Ops::load(scores[r] + j), mv[r]);  // NaNs skipped, as std::max
+    }
+    float m[R], block_max[R], new_max[R];
+    for (int r = 0; r < R; ++r) m[r] = *t.m[r];
+    reduce_rows<R, true>(mv, block_max);
+    // Once the running maxes settle (they mostly do early) every rescale is
+    // e^0 = 1 exactly; skip the calls.
+    bool settled = true;
+    for (int r = 0; r < R; ++r) {
+        new_max[r] = std::max(m[r], block_max[r]);
+        settled &= (new_max[r] == m[r]) & std::isfinite(m[r]);
+        corr[r] = 1.0f;
+    }
+    if (!settled) {
+        for (int r = 0; r < R; ++r) {
+            if (!(new_max[r] == m[r] && std::isfinite(m[r]))) corr[r] = std::exp(m[r] - new_max[r]);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        mv[r] = Ops::set1(new_max[r]);
+        sum[r] = Ops::zero();
+    }
+    for (int j = 0; j < n_lanes; j += Ops::W) {
+        for (int r = 0; r < R; ++r) {
+            const V e = Ops::exp(Ops::sub(Ops::load(scores[r] + j), mv[r]));
+            Ops::store(scores[r] + j, e);
+            sum[r] = Ops::add(sum[r], e);
+        }
+    }
+    float block_sum[R];
+    reduce_rows<R, false>(sum, block_sum);
+    for (int r = 0; r < R; ++r) {
+        // An explicit fma: left to -ffp-contract, GCC fused this in some
+        // inlined copies and not others, so a row's sum depended on the path.
+        *t.l[r] = std::fma(*t.l[r], corr[r], block_sum[r]);
+        *t.m[r] = new_max[r];
+    }
+}
+
+// One visit of a tile of R rows that all see the same keys: per block its
+// scores and the running max / sum update, then the V accumulation of all
+// blocks in one pass.
+template <class KL, class VL, int R>
+inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
+                        float (*scores)[kScoreLanes]) {
+    float* score_rows[kBlocksPerVisit][R];
+    float corr[kBlocksPerVisit][R];
+    AccBlock blocks[kBlocksPerVisit];
+    int lane0 = 0;
+    for (int p = 0; p < u.n_parts; ++p) {
+        const BlockKeys& b = u.part[p];
+        for (int r = 0; r < R; ++r) score_rows[p][r] = scores[r] + lane0;
+        tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows[p]);
+        const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
+        softmax_step<R>(t, score_rows[p], n_lanes, corr[p]);
+        blocks[p] = AccBlock{b.v_rows, b.v_row_bytes, b.n, score_rows[p], corr[p]};
+        lane0 += n_lanes;
+    }
+    accumulate_tile<VL, R>(t.acc, blocks, u.n_parts, s.head_dim);
 }
 
 // attend_tile for nr <= kTileRows rows.
-template <class KL, class VL>
-inline void attend_rows(const AttentionShape& s, int nr, const float* const* q, float* const* acc, float* m, float* l,
-                        const BlockKeys& b, float (*scores)[256 + 16]) {
-    switch (nr) {
-        case 1: attend_tile<KL, VL, 1>(s, q, acc, m, l, b, scores); return;
-        case 2: attend_tile<KL, VL, 2>(s, q, acc, m, l, b, scores); return;
-        case 3:
-            if constexpr (kTileRows >= 3) attend_tile<KL, VL, 3>(s, q, acc, m, l, b, scores);
-            return;
-        default:
-            if constexpr (kTileRows >= 4) attend_tile<KL, VL, 4>(s, q, acc, m, l, b, scores);
-            return;
+template <class KL, class VL, int R = 1>
+inline void attend_rows(const AttentionShape& s, int nr, const TileRows& t, const VisitKeys& b,
+                        float (*scores)[kScoreLanes]) {
+    if (nr == R) {
+        attend_tile<KL, VL, R>(s, t, b, scores);
+    } else if constexpr (R < kTileRows) {
+        attend_rows<KL, VL, R + 1>(s, nr, t, b, scores);
     }
 }
 
@@ -208,39 +291,73 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
     std::fill(r.acc, r.acc + static_cast<int64_t>(rows) * hd, 0.0f);
     std::fill(r.m, r.m + rows, kNegInf);
     std::fill(r.l, r.l + rows, 0.0f);
-    alignas(64) float scores[kTileRows][256 + 16];
+    alignas(64) float scores[kTileRows][kScoreLanes];
     // Byte offset of a KV head's slice in a row (Q8_0 heads are whole blocks);
     // in a K block the slice starts block_size times further.
     const int64_t bs = kv.block_size;
     const int64_t k_head_bytes = kv_row_bytes(kv.k_type, hd) * bs, v_head_bytes = kv_row_bytes(kv.v_type, hd);
     const uint8_t* k_pool = kv.k_pool + r.kv_head * k_head_bytes;
     const uint8_t* v_pool = kv.v_pool + r.kv_head * v_head_bytes;
+    // The first n_rows rows of KV head hh counted token-major from token
+    // `tok0` (row k: token tok0 + k / group, query head k % group), all
+    // against the same keys, in as few tiles as kTileRows allows, of
+    // near-equal size (8 rows: 4 + 4, not 6 + 2 with a third of the loads
+    // paying for two rows).
+    auto attend_run = [&](int hh, int tok0, int n_rows, const VisitKeys& keys) {
+        int i = tok0, g = 0;  // token and query head of the tile's next row
+        for (int k = 0, tiles = (n_rows + kTileRows - 1) / kTileRows; k < n_rows; --tiles) {
+            const int nr = (n_rows - k + tiles - 1) / tiles;
+            k += nr;
+            TileRows t;
+            for (int x = 0; x < nr; ++x, ++g) {
+                if (g == r.group) g = 0, ++i;
+                const int hg = hh * r.group + g;
+                const int64_t row = static_cast<int64_t>(i) * per_tok + hg;
+                t.q[x] = r.q + i * r.q_stride + hg * hd;
+                t.acc[x] = r.acc + row * hd;
+                t.m[x] = r.m + row;
+                t.l[x] = r.l + row;
+            }
+            attend_rows<KL, VL>(s, nr, t, keys, scores);
+        }
+    };
+    const int64_t block_lanes = (bs + Ops::W - 1) / Ops::W * Ops::W;
+    // One token (decode) reads each K/V element once, from memory at long
+    // contexts: block by block, all heads of a block together, is the order
+    // the prefetchers follow (visits of several blocks, head by head, ran
+    // 1.65x slower at a 64k context). Several tokens reuse them from cache.
+    const int visit_blocks =
+        r.n_tok == 1 ? 1 : static_cast<int>(std::clamp<int64_t>(kScoreLanes / block_lanes, 1, kBlocksPerVisit));
+    // The keys [a, e) of KV head hh (within one visit), block by block.
+    auto update_keys = [&](int hh, int64_t a, int64_t e) {
+        VisitKeys u;
+        u.n_parts = 0;
+        while (a < e) {
+            const int64_t block = a / bs, block_end = std::min(e, (block + 1) * bs);
+            const int key0 = static_cast<int>(a - block * bs);
+            const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
+            u.part[u.n_parts++] = BlockKeys{k_pool + first_slot * kv.k_row_bytes + hh * k_head_bytes, bs, key0,
+                                            v_pool + (first_slot + key0) * kv.v_row_bytes + hh * v_head_bytes,
+                                            kv.v_row_bytes, static_cast<int>(block_end - a)};
+            a = block_end;
+        }
+        return u;
+    };
     for (int64_t start = r.p0; start < r.p1;) {
-        const int64_t block = start / bs;
-        const int64_t end = std::min(r.p1, (block + 1) * bs);
-        const int key0 = static_cast<int>(start - block * bs);
-        const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
-        const uint8_t* k_block = k_pool + first_slot * kv.k_row_bytes;
-        const uint8_t* v_rows = v_pool + (first_slot + key0) * kv.v_row_bytes;
-        for (int i = 0; i < r.n_tok; ++i) {
-            const int64_t row_end = std::min(end, r.ctx0 + i);
-            if (row_end <= start) continue;
-            const int n = static_cast<int>(row_end - start);
-            for (int hh = 0; hh < r.n_kv_heads; ++hh) {
-                const BlockKeys keys{k_block + hh * k_head_bytes, bs, key0,
-                                     v_rows + hh * v_head_bytes, kv.v_row_bytes, n};
-                for (int g0 = 0; g0 < r.group; g0 += kTileRows) {
-                    const int nr = std::min(kTileRows, r.group - g0);
-                    const int hg = hh * r.group + g0;  // the tile's first row within the token
-                    const int64_t row0 = static_cast<int64_t>(i) * per_tok + hg;
-                    const float* q[kTileRows];
-                    float* acc[kTileRows];
-                    for (int t = 0; t < nr; ++t) {
-                        q[t] = r.q + i * r.q_stride + (hg + t) * hd;
-                        acc[t] = r.acc + (row0 + t) * hd;
-                    }
-                    attend_rows<KL, VL>(s, nr, q, acc, r.m + row0, r.l + row0, keys, scores);
-                }
+        // One visit: the rest of start's group of visit_blocks blocks, within
+        // the range, and ending where the blocks every token sees whole end
+        // (so those never go token by token with the diagonal).
+        const int64_t visit = start / bs / visit_blocks, all_whole = r.ctx0 / bs * bs;
+        int64_t end = std::min(r.p1, (visit + 1) * visit_blocks * bs);
+        if (start < all_whole) end = std::min(end, all_whole);
+        // Tokens from `whole` on see all of [start, end) and share tiles;
+        // those before it (on the diagonal) see fewer keys each.
+        const int whole = static_cast<int>(std::clamp<int64_t>(end - r.ctx0, 0, r.n_tok));
+        for (int hh = 0; hh < r.n_kv_heads; ++hh) {
+            attend_run(hh, whole, (r.n_tok - whole) * r.group, update_keys(hh, start, end));
+            for (int i = 0; i < whole; ++i) {
+                const int64_t row_end = r.ctx0 + i;
+                if (row_end > start) attend_run(hh, i, r.group, update_keys(hh, start, row_end));
             }
         }
         start = end;

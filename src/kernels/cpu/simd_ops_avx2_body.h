@@ -54,6 +54,14 @@ struct Ops {
         m = _mm_max_ss(m, _mm_movehdup_ps(m));
         return _mm_cvtss_f32(m);
     }
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 (the AVX-512 twins share
+    // one shuffle tree; here one reduction each is as cheap).
+    static void hsum_each4(const V* v, float* out) {
+        for (int k = 0; k < 4; ++k) out[k] = hsum(v[k]);
+    }
+    static void hmax_each4(const V* v, float* out) {
+        for (int k = 0; k < 4; ++k) out[k] = hmax(v[k]);
+    }
     static V exp(V x) { return vec_exp<Ops>(x); }
 
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.

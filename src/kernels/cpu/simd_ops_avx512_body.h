@@ -52,6 +52,26 @@ struct Ops {
         return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
     }
     static float hmax(V v) { return _mm512_reduce_max_ps(v); }
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 through one shared shuffle
+    // tree. The sums pair lanes exactly as _mm512_reduce_add_ps does (i with
+    // i + 8, then + 4, then i ^ 2, then i ^ 1), so each has hsum's bits; max
+    // is exact in any order.
+    static void hsum_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return add(a, b); }); }
+    static void hmax_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return max(a, b); }); }
+    template <class F>
+    static void reduce_each4(const V* v, float* out, F op) {
+        // Quarters [v.q0 op v.q2, v.q1 op v.q3] of two vectors side by side.
+        const V ab = op(_mm512_shuffle_f32x4(v[0], v[1], 0x44), _mm512_shuffle_f32x4(v[0], v[1], 0xEE));
+        const V cd = op(_mm512_shuffle_f32x4(v[2], v[3], 0x44), _mm512_shuffle_f32x4(v[2], v[3], 0xEE));
+        // Quarter k: the low and high 4 lanes of vector k combined.
+        const V t = op(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
+        const V u = op(t, _mm512_permute_ps(t, 0x4E));
+        const V w = op(u, _mm512_permute_ps(u, 0xB1));
+        out[0] = _mm512_cvtss_f32(w);
+        out[1] = _mm_cvtss_f32(_mm512_extractf32x4_ps(w, 1));
+        out[2] = _mm_cvtss_f32(_mm512_extractf32x4_ps(w, 2));
+        out[3] = _mm_cvtss_f32(_mm512_extractf32x4_ps(w, 3));
+    }
     static V exp(V x) { return vec_exp<Ops>(x); }
 
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
