@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Kernel-level side by side: `tessera bench` vs llama.cpp (llama-cpp-python's
 low-level batch API), alternating one repetition of each so both see the same
-machine load. Prints a Markdown table of means and the tessera/llama.cpp ratio.
+machine load, after one untimed repetition of each (tessera bench runs its own
+in every process). Prints a Markdown table of means and the tessera/llama.cpp
+ratio.
 
 Tests (each optional):
   pp   prompt processing of --pp tokens (random ids), one batch
@@ -122,6 +124,7 @@ def run_test(test, model_path, lmodel, a, vocab):
             return a.seqs * a.tg / (time.perf_counter() - t0)
         label = f"{a.seqs} seqs x tg{a.tg} @ d{a.batch_prompt}"
     ts, ls = [], []
+    lrun()  # untimed, as tessera bench warms up each test with one untimed repetition
     for _ in range(a.reps):
         ts.append(tessera(model_path, targs + a.kv_args)[0]["tps_mean"])
         ls.append(lrun())

@@ -126,3 +126,18 @@ def test_sampling_parameters_are_validated(tessera_bin, model_path):
     r = run([tessera_bin, "run", "-m", model_path, "-p", "x", "--top-p", "1.5"])
     assert r.returncode != 0
     assert "top_p" in r.stderr
+
+
+def test_bench_reports_every_test_as_json(tessera_bin, model_path):
+    r = run([tessera_bin, "bench", "-m", model_path, "-p", "16", "-n", "4", "-r", "3", "-b", "2", "--batch-prompt", "8",
+             "-d", "0,16", "--bw-mib", "8", "-t", "2", "--json"])
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["read_bandwidth_gbs"] > 0
+    tests = {res["test"]: res for res in out["results"]}
+    assert set(tests) == {"pp16", "tg4", "tg4 @ d16", "2 seqs x tg4 @ d8"}
+    for res in tests.values():
+        # The untimed warm-up repetition is not among the three reported.
+        assert len(res["tps"]) == 3 and all(t > 0 for t in res["tps"]), res
+    # The roofline is a ratio for single-stream decode only.
+    assert 0 < tests["tg4"]["roofline"] and "roofline" not in tests["pp16"]
