@@ -55,7 +55,6 @@ struct Model::Workspace {
     AttentionScratch attn_scratch;
     std::vector<RopeTable> rope;  // one per pool thread
 
-
     // Grows (never shrinks) so steady-state steps allocate nothing.
     void reserve(const ModelConfig& c, int64_t n, int n_threads) {
         if (rope.size() < static_cast<size_t>(n_threads)) rope.resize(static_cast<size_t>(n_threads));
