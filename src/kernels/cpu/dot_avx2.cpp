@@ -25,6 +25,8 @@ constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
 #include "kernels/cpu/dot_quads_x86_body.h"
+#include "kernels/cpu/dot_quad_pairs_x86_body.h"
+#include "kernels/cpu/dot_quad_tiles_x86_body.h"
 #include "kernels/cpu/dot_supers_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx2_impl

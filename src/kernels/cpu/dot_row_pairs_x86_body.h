@@ -11,7 +11,7 @@
 // 8.3 us, Q4_1 12.3 -> 9.5, Q5_0 20.9 -> 15.3, Q5_1 22.7 -> 16.6. Q8_0 got
 // slower (12.1 -> 14.2 us: its 32-byte blocks need more 16-byte inserts than
 // the 256-bit path's joins save), so it stays on quad_rows.
-// Included by dot_avx512.cpp only, after dot_quads_x86_body.h (which
+// Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
 // The 16-byte groups [p0 | p1 | p2 | p3] as one vector.

@@ -7,7 +7,7 @@
 // scales (and Q4_K's / Q5_K's mins), unpacked once per row and block,
 // apply as per-lane floats. Lane sums are equal integers on AVX2 and VNNI
 // and every tile takes the same float steps, so results are bit-identical
-// across tiles, token counts and levels. Included after dot_quads_x86_body.h, same
+// across tiles, token counts and levels. Included after dot_quad_tiles_x86_body.h, same
 // namespace.
 
 // ---- Shared pieces ----

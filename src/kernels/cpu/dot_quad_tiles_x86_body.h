@@ -1,0 +1,94 @@
+// The register-tile dispatch of the legacy block formats: splits a rows x
+// tokens tile into the shapes of dot_quads_x86_body.h (256-bit) and
+// dot_quad_pairs_x86_body.h (AVX-512 pair tiles, row pairs), and names
+// each format's tile for the dispatch tables. Included after both, same
+// namespace.
+
+// One token on AVX-512, two rows per vector: dot_row_pairs_x86_body.h (in
+// the AVX-512 build only).
+template <int NP, class Block>
+void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out);
+// One token (decode): rows of at most this many blocks go four at a time,
+// longer ones two at a time. Each long row is its own stream through memory,
+// and four of them side by side kept the memory less busy than two (like the
+// rows side by side prefetch_start is about). Measured with the weights
+// streaming from memory, one thread, alternating binaries: the 1.1B model
+// (rows of 64 and 176 blocks) decodes 5% faster two at a time (Q4_0 61.2 vs
+// 58.3 t/s, row pairs; Q8_0 30.7 vs 29.0), while the 135M shapes (18 and 48
+// blocks, a few KiB for four rows) decode 12% slower (Q4_0 389 vs 444 t/s).
+// This also explains why row pairs, four long rows at a time, once lost to
+// quad_rows there. Every path gives the same bits, so the switch is free.
+inline constexpr int64_t kShortRowMaxBlocks = 48;
+
+// NR rows x one token: the nibble formats' row pairs
+// (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
+// made row pairs slower).
+template <int NR, class Block>
+void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    if constexpr (kNibbles<Block>) {
+        row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
+        if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);
+    } else {
+        quad_rows<NR, 1, Block>(nb, w, ws, a, as, o, os);
+    }
+}
+
+// Splits a tile into shapes whose weight quads, one token's activations and
+// accumulators fit the register file: with AVX-512's 32 registers 4 rows for
+// one token (decode; two for rows longer than kShortRowMaxBlocks) or 2 rows
+// x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
+template <int NR, int NT, class Block>
+void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
+    if constexpr (NR > kRows) {
+        quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
+        quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
+    } else if constexpr (NT > kToks) {
+        quad_tile<NR, kToks, Block>(nb, w, ws, a, as, o, os);
+        static_assert(kToks % 2 == 0);  // a pair row holds two tokens
+        quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
+    } else if constexpr (kVnni && NT >= 2) {
+        pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    } else if constexpr (kVnni && NT == 1 && NR >= 2) {
+        if (nb <= kShortRowMaxBlocks) {
+            one_token_rows<NR, Block>(nb, w, ws, a, as, o, os);
+        } else {
+            one_token_rows<2, Block>(nb, w, ws, a, as, o, os);
+            if constexpr (NR > 2) quad_tile<NR - 2, 1, Block>(nb, w + 2 * ws, ws, a, as, o + 2, os);
+        }
+    } else {
+        quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    }
+}
+
+// The rows x tokens tile of one block type, as rows_dot takes it (n in
+// elements); a name per format for the dispatch tables.
+template <class Block, int NR, int NT>
+struct BlockQuads {
+    static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
+        quad_tile<NR, NT, Block>(n / kQK, w, ws, a, as, o, os);
+    }
+};
+template <int NR, int NT>
+using Q4_0Quads = BlockQuads<BlockQ4_0, NR, NT>;
+template <int NR, int NT>
+using Q4_1Quads = BlockQuads<BlockQ4_1, NR, NT>;
+template <int NR, int NT>
+using Q5_0Quads = BlockQuads<BlockQ5_0, NR, NT>;
+template <int NR, int NT>
+using Q5_1Quads = BlockQuads<BlockQ5_1, NR, NT>;
+template <int NR, int NT>
+using Q8_0Quads = BlockQuads<BlockQ8_0, NR, NT>;
+
+// One weight row against quantized activation rows (`act` format), for the
+// MultiDotFn contract (tests and the reference checks; the matmul calls the
+// tiled kernel on rows it prepared once). Allocates: off the hot path.
+template <template <int, int> class Tile, GgmlType kAct>
+void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int n_act, float* out) {
+    const size_t qb = act_quad_pairs_bytes(kAct, n);
+    std::vector<uint8_t> quads(qb * static_cast<size_t>((n_act + 1) / 2));
+    for (int t = 0; t < n_act; ++t) {
+        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, t % 2, quads.data() + t / 2 * qb);
+    }
+    rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
+}
