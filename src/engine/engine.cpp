@@ -104,7 +104,6 @@ private:
     void emit(Choice& choice, std::string text);
     void finish(Choice& choice, FinishReason reason, const std::string& error = {});
     void retire_done();
-    int64_t unfilled_kv_slots() const;
 
     Model& model_;
     const Tokenizer& tokenizer_;
@@ -187,7 +186,7 @@ void Engine::Impl::loop() {
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
         metrics_.kv_blocks_cached = scheduler_.prefix_cache().evictable_blocks();
-        metrics_.kv_slots_unfilled = unfilled_kv_slots();
+        metrics_.kv_slots_unfilled = scheduler_.unfilled_kv_slots();
         metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
         metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
     }
@@ -308,7 +307,7 @@ void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
     leader.pending_forks.clear();
     for (auto& f : forks) {
         f->seq = leader.seq;
-        for (int32_t b : f->seq.block_table) cache_.blocks().ref(b);
+        scheduler_.share_blocks(f->seq);
         for (int32_t t : f->seq.tokens) f->sampler.accept(t);
         scheduler_.add_running(&f->seq);
         Choice& fork = *f;
@@ -407,31 +406,14 @@ void Engine::Impl::retire_done() {
     }
 }
 
-// Allocated but empty slots: the tail of each running sequence's last block
-// (blocks cover exactly its computed tokens after a step). Forks may share a
-// partial last block until copy-on-write; it is counted once.
-int64_t Engine::Impl::unfilled_kv_slots() const {
-    const int64_t bs = cache_.block_size();
-    int64_t unfilled = 0;
-    std::vector<int32_t> shared_seen;
-    for (const auto& c : choices_) {
-        const Sequence& s = c->seq;
-        if (c->done || s.status != SeqStatus::Running || s.block_table.empty()) continue;
-        const int32_t last = s.block_table.back();
-        if (cache_.blocks().ref_count(last) > 1) {
-            if (std::find(shared_seen.begin(), shared_seen.end(), last) != shared_seen.end()) continue;
-            shared_seen.push_back(last);
-        }
-        unfilled += static_cast<int64_t>(s.block_table.size()) * bs - s.n_computed;
-    }
-    return unfilled;
-}
-
 Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& tokenizer, EngineOptions options) {
     if (options.block_size < 1 || options.block_size > 256) return Status::error("block size must be 1..256");
     if (options.max_batch_tokens < 1) return Status::error("max batch tokens must be positive");
     if (options.max_seqs < 1) return Status::error("max sequences must be positive");
     TS_RETURN_IF_ERROR(check_kv_types(options.kv_types, model.config().head_dim));
+    if (kv_blocks_for(model.config(), options) * options.block_size > INT32_MAX) {
+        return Status::error("the KV cache may hold at most " + std::to_string(INT32_MAX) + " tokens");
+    }
     if (model.config().n_vocab != tokenizer.n_vocab()) {
         return Status::error("the tokenizer has " + std::to_string(tokenizer.n_vocab()) +
                              " tokens but the model " + std::to_string(model.config().n_vocab));

@@ -69,7 +69,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
     float row[kMaxHeadDim];
     for (int64_t start = 0; start < n_ctx; start += kv.block_size) {
         const int n = static_cast<int>(std::min<int64_t>(kv.block_size, n_ctx - start));
-        const int64_t slot0 = static_cast<int64_t>(kv.block_table[start / kv.block_size]) * kv.block_size;
+        const int64_t slot0 = kv.block_table[start / kv.block_size];
         float block_max = kNegInf;
         for (int j = 0; j < n; ++j) {
             load_k_head(kv, slot0 + j, kv_head, hd, row);
@@ -104,7 +104,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
     for (int64_t start = r.p0; start < r.p1;) {
         const int64_t block = start / kv.block_size;
         const int64_t end = std::min(r.p1, (block + 1) * kv.block_size);
-        const int64_t slot0 = static_cast<int64_t>(kv.block_table[block]) * kv.block_size - block * kv.block_size;
+        const int64_t slot0 = kv.block_table[block] - block * kv.block_size;
         for (int row = 0; row < rows; ++row) {
             const int i = row / per_tok, hg = row % per_tok, kv_head = r.kv_head + hg / r.group;
             const int64_t row_end = std::min(end, r.ctx0 + i);

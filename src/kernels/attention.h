@@ -17,13 +17,15 @@ namespace tessera {
 // One layer's K and V pools. Slot s (block * block_size + offset) holds the
 // kv_dim elements of one position: V as the row at v_pool + s * v_row_bytes,
 // K keys in lanes within block b at k_pool + b * block_size * k_row_bytes
-// (scatter_k_row, tensor/kv_type.h).
+// (scatter_k_row, tensor/kv_type.h). Position p of a sequence lives at slot
+// block_table[p / block_size] + p % block_size: a run need not start a block
+// (a half block holds the short last run of a sequence).
 struct PagedKv {
     const uint8_t* k_pool;       // [n_blocks] blocks, readable kKeysInLanesPadBytes past the end
     const uint8_t* v_pool;       // [n_slots] rows of v_row_bytes
     GgmlType k_type, v_type;     // F32, F16, BF16 or Q8_0 (head_dim % 32 == 0)
     int64_t k_row_bytes, v_row_bytes;  // one position's kv_dim elements
-    const int32_t* block_table;  // block of each block_size run of positions
+    const int32_t* block_table;  // entry i: the slot of position i * block_size (model/kv_cache.h)
     int block_size;
     int kv_dim;                  // n_head_kv * head_dim
 };

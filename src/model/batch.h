@@ -10,7 +10,7 @@
 namespace tessera {
 
 struct BatchSequence {
-    const int32_t* block_table = nullptr;  // blocks covering positions [0, pos0 + n_tokens)
+    const int32_t* block_table = nullptr;  // slots of positions [0, pos0 + n_tokens) (model/kv_cache.h)
     int64_t pos0 = 0;                      // position of this sequence's first batch token
     int32_t first = 0;                     // index of that token in Batch::tokens
     int32_t n_tokens = 0;

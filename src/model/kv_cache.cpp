@@ -14,6 +14,7 @@ KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int blo
       blocks_(n_blocks) {
     TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);
     TS_CHECK(check_kv_types(types, head_dim).ok());
+    TS_CHECK_MSG(slots() <= INT32_MAX, "KV cache slots must fit block table entries");
     k_.assign(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_ + kKeysInLanesPadBytes), 0);
     v_.assign(static_cast<size_t>(n_layer_ * slots() * v_row_bytes_), 0);
 }
@@ -43,12 +44,19 @@ PagedKv KvCache::view(int layer) const {
                    k_row_bytes_, v_row_bytes_, nullptr, block_size_, kv_dim_};
 }
 
-void KvCache::copy_block(int32_t src, int32_t dst) {
-    TS_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_);
+void KvCache::copy_slots(int64_t src, int64_t dst, int n) {
     const int64_t bs = block_size_;
+    TS_CHECK(n >= 0 && src >= 0 && dst >= 0 && src % bs + n <= bs && dst % bs + n <= bs && src + n <= slots() &&
+             dst + n <= slots());
+    std::vector<uint8_t> row(static_cast<size_t>(k_row_bytes_));
     for (int l = 0; l < n_layer_; ++l) {
-        std::copy_n(k_block(l, src), bs * k_row_bytes_, k_block(l, dst));
-        std::copy_n(v_row(l, src * bs), bs * v_row_bytes_, v_row(l, dst * bs));
+        for (int j = 0; j < n; ++j) {
+            gather_k_row(types_.k, k_block(l, src / bs), 0, k_row_bytes_, block_size_, static_cast<int>(src % bs) + j,
+                         row.data());
+            scatter_k_row(types_.k, row.data(), 0, k_row_bytes_, block_size_, static_cast<int>(dst % bs) + j,
+                          k_block(l, dst / bs));
+        }
+        std::copy_n(v_row(l, src), n * v_row_bytes_, v_row(l, dst));
     }
 }
 
@@ -58,12 +66,12 @@ bool SequenceKv::reserve(KvCache& cache, int64_t extra) {
     const int64_t missing = need_blocks - static_cast<int64_t>(block_table.size());
     if (missing <= 0) return true;
     if (missing > cache.free_blocks()) return false;
-    for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.blocks().allocate());
+    for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.blocks().allocate() * cache.block_size());
     return true;
 }
 
 void SequenceKv::release(KvCache& cache) {
-    for (int32_t b : block_table) cache.blocks().unref(b);
+    for (int32_t slot : block_table) cache.blocks().unref(slot / cache.block_size());
     block_table.clear();
     n_tokens = 0;
 }

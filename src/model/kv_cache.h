@@ -1,8 +1,14 @@
 // KV storage in fixed-size blocks. Every layer keeps one pool of K blocks and
-// one of V rows, addressed by (block, slot), each in its storage type (F32,
-// F16, BF16 or Q8_0; rows are converted as they are written); a sequence owns
-// a block table that maps its positions to blocks. V blocks are block_size
-// rows; K blocks hold the same bytes transposed, keys in lanes (kv_type.h).
+// one of V rows, addressed by slot (block * block_size + offset), each in its
+// storage type (F32, F16, BF16 or Q8_0; rows are converted as they are
+// written). V blocks are block_size rows; K blocks hold the same bytes
+// transposed, keys in lanes (kv_type.h).
+//
+// A sequence owns a block table: entry i is the slot of its position
+// i * block_size, so position p lives at slot table[p / block_size] +
+// p % block_size. An entry is the start of a whole block, or (the last entry
+// only, while its run is at most half a block long) the start of a half
+// block (cache/block_pool.h).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,8 @@ public:
     int kv_dim() const { return kv_dim_; }
     int n_blocks() const { return n_blocks_; }
     int block_size() const { return block_size_; }
+    // Slots of a half block; 0 when block_size is odd (no halves then).
+    int half_block() const { return block_size_ % 2 == 0 ? block_size_ / 2 : 0; }
     KvTypes types() const { return types_; }
 
     // Converts one token's K and V rows ([kv_dim] floats each) into the
@@ -44,8 +52,9 @@ public:
     const BlockPool& blocks() const { return blocks_; }
     int free_blocks() const { return blocks_.n_free(); }
 
-    // Copies every layer's K/V bytes of block `src` into `dst` (copy-on-write).
-    void copy_block(int32_t src, int32_t dst);
+    // Copies every layer's K/V of the n slots from `src` to the n slots from
+    // `dst`, each run within one block (copy-on-write, widening a half block).
+    void copy_slots(int64_t src, int64_t dst, int n);
 
 private:
     int64_t slots() const { return static_cast<int64_t>(n_blocks_) * block_size_; }
@@ -63,7 +72,8 @@ private:
     BlockPool blocks_;
 };
 
-// The positions of one sequence and the blocks that hold them.
+// The positions of one sequence and the blocks that hold them (whole blocks
+// only; the scheduler's sequences also use halves).
 struct SequenceKv {
     std::vector<int32_t> block_table;
     int64_t n_tokens = 0;

@@ -196,7 +196,7 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
             rope_apply(c.rope, rope, k, c.n_head_kv, c.head_dim);
             const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;
             // Tokens write distinct slots (distinct bytes of a shared K block).
-            const int64_t slot = static_cast<int64_t>(table[pos / bs]) * bs + pos % bs;
+            const int64_t slot = table[pos / bs] + pos % bs;
             cache.store(layer, slot, k, v);
         }
     });

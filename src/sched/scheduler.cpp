@@ -14,7 +14,8 @@
 namespace tessera {
 
 Scheduler::Scheduler(KvCache& cache, SchedulerOptions options)
-    : cache_(cache), options_(options), prefix_(cache.blocks(), cache.block_size()) {}
+    : cache_(cache), options_(options), prefix_(cache.blocks(), cache.block_size()),
+      tables_(cache, [this] { return options_.prefix_cache && prefix_.evict(8) > 0; }) {}
 
 Scheduler::~Scheduler() {
     for (Sequence* s : running_) release(*s);
@@ -42,8 +43,7 @@ void Scheduler::remove(Sequence* seq) {
 }
 
 void Scheduler::release(Sequence& seq) {
-    for (int32_t b : seq.block_table) cache_.blocks().unref(b);
-    seq.block_table.clear();
+    tables_.release(seq);
     seq.n_computed = 0;
 }
 
@@ -54,39 +54,14 @@ void Scheduler::preempt(Sequence& seq) {
     waiting_.push_front(&seq);  // it arrived before everything still waiting
 }
 
-bool Scheduler::allocate_with_eviction(int32_t& block) {
-    block = cache_.blocks().allocate();
-    if (block < 0 && options_.prefix_cache && prefix_.evict(8) > 0) block = cache_.blocks().allocate();
-    return block >= 0;
-}
-
-bool Scheduler::ensure_blocks(Sequence& seq, int64_t n_new) {
-    const int bs = cache_.block_size();
-    // Copy-on-write: the block receiving the next token may be shared
-    // (parallel choices fork with a common partial last block).
-    const auto first = static_cast<size_t>(seq.n_computed / bs);
-    if (first < seq.block_table.size() && cache_.blocks().ref_count(seq.block_table[first]) > 1) {
-        int32_t fresh;
-        if (!allocate_with_eviction(fresh)) return false;
-        cache_.copy_block(seq.block_table[first], fresh);
-        cache_.blocks().unref(seq.block_table[first]);
-        seq.block_table[first] = fresh;
-    }
-    const auto needed = static_cast<size_t>((seq.n_computed + n_new + bs - 1) / bs);
-    while (seq.block_table.size() < needed) {
-        int32_t b;
-        if (!allocate_with_eviction(b)) return false;
-        seq.block_table.push_back(b);
-    }
-    return true;
-}
-
 int64_t Scheduler::admit_prefix(Sequence& seq) {
     TS_CHECK_MSG(seq.block_table.empty(), "a waiting sequence holds no blocks");
     const auto n_lookup = static_cast<int64_t>(seq.tokens.size()) - 1;  // the last token must run for logits
     if (!options_.prefix_cache || n_lookup <= 0) return 0;
     PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
-    seq.block_table = std::move(m.blocks);
+    seq.block_table.clear();
+    for (int32_t b : m.blocks) seq.block_table.push_back(b * cache_.block_size());
+    seq.half_tail = false;
     seq.n_computed = m.n_tokens;
     return m.n_tokens;
 }
@@ -195,8 +170,10 @@ void Scheduler::cache_blocks(const Sequence& seq) {
     const int bs = cache_.block_size();
     const auto n_full = static_cast<size_t>(std::min<int64_t>(seq.n_computed, static_cast<int64_t>(seq.tokens.size())) / bs);
     if (n_full == 0) return;
-    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs),
-                   std::span<const int32_t>(seq.block_table.data(), n_full), seq.cache_salt);
+    // Full runs are whole blocks (a half holds at most half a run).
+    std::vector<int32_t> blocks;
+    for (size_t i = 0; i < n_full; ++i) blocks.push_back(seq.block_table[i] / bs);
+    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs), blocks, seq.cache_salt);
 }
 
 }  // namespace tessera

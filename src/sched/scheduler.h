@@ -13,6 +13,7 @@
 
 #include "cache/prefix_cache.h"
 #include "model/kv_cache.h"
+#include "sched/block_tables.h"
 #include "sched/sequence.h"
 
 namespace tessera {
@@ -62,10 +63,14 @@ public:
 
     // Inserts the sequence's computed full blocks into the prefix cache.
     void cache_blocks(const Sequence& seq);
+    // Adds a holder to every block of seq, a copy of a running sequence's
+    // state made for a fork (parallel choices).
+    void share_blocks(const Sequence& seq) { tables_.share(seq); }
+    // Allocated but empty KV slots (BlockTables::unfilled).
+    int64_t unfilled_kv_slots() const { return tables_.unfilled(running_); }
 
 private:
-    bool ensure_blocks(Sequence& seq, int64_t n_new);
-    bool allocate_with_eviction(int32_t& block);
+    bool ensure_blocks(Sequence& seq, int64_t n_new) { return tables_.ensure(seq, seq.n_computed + n_new); }
     int64_t admit_prefix(Sequence& seq);  // returns the prompt tokens the cache served
     void note_admission(Sequence& seq, int64_t hit);
     bool held_for_shared_prefill(const Sequence& seq);
@@ -75,6 +80,7 @@ private:
     KvCache& cache_;
     SchedulerOptions options_;
     PrefixCache prefix_;
+    BlockTables tables_;
     std::deque<Sequence*> waiting_;
     std::list<Sequence*> running_;  // admission order, oldest first
     uint64_t queried_tokens_ = 0;

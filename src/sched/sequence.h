@@ -15,7 +15,8 @@ struct Sequence {
     std::vector<int32_t> tokens;       // prompt followed by generated tokens
     int64_t n_prompt = 0;
     int64_t n_computed = 0;            // leading tokens whose K/V is in the cache
-    std::vector<int32_t> block_table;  // block of each block_size run of positions
+    std::vector<int32_t> block_table;  // slot of each block_size run of positions (model/kv_cache.h)
+    bool half_tail = false;            // the last entry is a half block
     uint64_t cache_salt = 0;           // prefix-cache isolation domain
     int64_t n_cached = 0;              // prompt tokens served by the prefix cache (first admission)
     bool admitted_once = false;

@@ -5,7 +5,8 @@
 // 32/64/96/128 and widths no vector level supports, shuffled block tables,
 // block sizes that are and are not multiples of the vector width (K is read
 // keys in lanes, a vector of keys at a time, invalid lanes masked); a
-// prefill row bit-identical to the same token alone or in another run.
+// prefill row bit-identical to the same token alone or in another run, and
+// a last run read from the upper half of a block.
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,13 @@ Pools random_pools(KvTypes types, int64_t n_slots, int kv_dim, int block_size, s
     return p;
 }
 
+// A block table of blocks 0, 1, ... (entries are slots: block * block_size).
+std::vector<int32_t> whole_blocks(int64_t n_blocks, int block_size) {
+    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+    for (size_t b = 0; b < table.size(); ++b) table[b] = static_cast<int32_t>(b) * block_size;
+    return table;
+}
+
 std::string types_name(KvTypes t) { return kv_type_name(t.k) + "/" + kv_type_name(t.v); }
 
 struct Case {
@@ -79,7 +87,7 @@ void check_case(const Case& c, KvTypes types, ThreadPool& pool, SimdLevel level)
     std::vector<std::vector<int32_t>> tables(blocks_per_seq.size());
     size_t next = 0;
     for (size_t s = 0; s < tables.size(); ++s) {
-        for (int64_t b = 0; b < blocks_per_seq[s]; ++b) tables[s].push_back(order[next++]);
+        for (int64_t b = 0; b < blocks_per_seq[s]; ++b) tables[s].push_back(order[next++] * c.block_size);
     }
     const Pools pools = random_pools(types, n_blocks * c.block_size, kv_dim, c.block_size, rng);
     std::vector<AttnSeq> seqs;
@@ -144,8 +152,7 @@ TEST(AttentionTest, StoredTypesStayCloseToF32) {
     // moves by about the type's rounding (F16 ~1e-3, BF16 and Q8_0 ~1e-2).
     const int hd = 64, n_head = 9, n_kv = 3, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
     const int64_t ctx = 300, n_blocks = (ctx + bs - 1) / bs;
-    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
-    std::iota(table.begin(), table.end(), 0);
+    const std::vector<int32_t> table = whole_blocks(n_blocks, bs);
     std::vector<float> q(q_dim);
     std::mt19937 qrng(5);
     std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -181,8 +188,7 @@ TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
     // storage type.
     const int hd = 64, n_head = 9, n_kv = 3, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
     const int64_t ctx = 1500, n_blocks = (ctx + bs - 1) / bs + 8;
-    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
-    std::iota(table.begin(), table.end(), 0);
+    const std::vector<int32_t> table = whole_blocks(n_blocks, bs);
     const AttentionShape shape{n_head, n_kv, hd, 0.125f};
     AttentionScratch scratch;
     ThreadPool pool1(1), pool3(3);
@@ -231,8 +237,7 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
     for (const Shape& c : shapes) {
         const int kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
         const int64_t n_blocks = (c.pos0 + c.n_tokens + c.block_size - 1) / c.block_size;
-        std::vector<int32_t> table(static_cast<size_t>(n_blocks));
-        std::iota(table.begin(), table.end(), 0);
+        std::vector<int32_t> table = whole_blocks(n_blocks, c.block_size);
         std::mt19937 trng(11);
         std::shuffle(table.begin(), table.end(), trng);
         const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
@@ -265,6 +270,75 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
                                                      << c.block_size;
                         ASSERT_EQ(run[x], cut[x]) << "token " << t << " element " << i << " (cut run)";
                     }
+                }
+            }
+        }
+    }
+}
+
+TEST(AttentionTest, LastRunInAnUpperHalfBlockMatchesAWholeBlock) {
+    // The scheduler keeps a sequence's short last run in half a block, so it
+    // may start mid-block (sched/block_tables.h). The same K/V copied into
+    // the upper half of a spare block, whose lower half holds other keys,
+    // must give bit-identical rows for decodes and prefill runs, at every
+    // SIMD level and storage type.
+    struct Shape {
+        int n_head, n_head_kv, head_dim, block_size;
+        int64_t pos0;
+        int32_t n_tokens;
+    };
+    const Shape shapes[] = {
+        {9, 3, 64, 16, 36, 1},   // decode, last run of 5
+        {9, 3, 64, 16, 39, 1},   // decode, a full half
+        {9, 3, 64, 16, 32, 1},   // decode, first key of the half
+        {9, 3, 64, 16, 27, 10},  // prefill run ending 5 keys into the half
+        {32, 4, 64, 8, 17, 2},   // halves of 4 keys (half an AVX2 vector)
+        {6, 2, 96, 6, 12, 2},    // odd half of 3
+        {9, 3, 64, 40, 50, 4},   // half of 20 keys, more than a vector
+    };
+    ThreadPool pool(2);
+    AttentionScratch scratch;
+    for (const Shape& c : shapes) {
+        const int bs = c.block_size, half = bs / 2, kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
+        const int64_t ctx = c.pos0 + c.n_tokens, n_blocks = (ctx + bs - 1) / bs, tail = ctx - (n_blocks - 1) * bs;
+        ASSERT_LE(tail, half);
+        const std::vector<int32_t> whole = whole_blocks(n_blocks, bs);
+        std::vector<int32_t> halved = whole;
+        halved.back() = static_cast<int32_t>(n_blocks * bs + half);  // upper half of spare block n_blocks
+        const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+        for (KvTypes types : kAllTypes) {
+            if (!check_kv_types(types, c.head_dim).ok()) continue;
+            std::mt19937 rng(31);
+            std::normal_distribution<float> nd(0.0f, 1.0f);
+            Pools p = random_pools(types, (n_blocks + 1) * bs, kv_dim, bs, rng);
+            const int64_t kb = p.kv.k_row_bytes, vb = p.kv.v_row_bytes;
+            std::vector<uint8_t> row(static_cast<size_t>(kb));
+            for (int j = 0; j < tail; ++j) {
+                const int64_t from = whole.back() + j, to = halved.back() + j;
+                gather_k_row(types.k, p.k.data() + from / bs * bs * kb, 0, kb, bs, static_cast<int>(from % bs), row.data());
+                scatter_k_row(types.k, row.data(), 0, kb, bs, static_cast<int>(to % bs), p.k.data() + to / bs * bs * kb);
+                std::copy_n(p.v.data() + from * vb, vb, p.v.data() + to * vb);
+            }
+            std::vector<float> q(static_cast<size_t>(c.n_tokens) * q_dim);
+            for (auto& x : q) x = 2.0f * nd(rng);
+            for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
+                const auto level = static_cast<SimdLevel>(lv);
+                std::vector<float> a(q.size()), b(q.size());
+                attention_batch(shape, p.kv, {AttnSeq{whole.data(), c.pos0, 0, c.n_tokens}}, q.data(), a.data(), pool,
+                                scratch, level);
+                attention_batch(shape, p.kv, {AttnSeq{halved.data(), c.pos0, 0, c.n_tokens}}, q.data(), b.data(),
+                                pool, scratch, level);
+                for (size_t i = 0; i < a.size(); ++i) {
+                    ASSERT_EQ(a[i], b[i]) << "element " << i << " level " << simd_level_name(level) << " types "
+                                          << types_name(types) << " block " << bs << " tail " << tail;
+                }
+                // And the scalar reference reads the half too.
+                PagedKv kv = p.kv;
+                kv.block_table = halved.data();
+                std::vector<float> ref(static_cast<size_t>(c.head_dim));
+                attend_head(shape, kv, q.data() + (c.n_tokens - 1) * q_dim, 0, ctx, ref.data());
+                for (int d = 0; d < c.head_dim; ++d) {
+                    ASSERT_NEAR(ref[d], a[(c.n_tokens - 1) * q_dim + d], 2e-5f * (1.0f + std::fabs(ref[d])));
                 }
             }
         }

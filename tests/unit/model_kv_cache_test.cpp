@@ -1,7 +1,7 @@
 // KvCache storage types: rows convert on store (decoding gives the type's
 // rounding of the input), K's keys-in-lanes block layout inverts exactly,
-// copy-on-write block copies are exact for every type, budgets per block
-// shrink with the type, and the type names and the Q8_0
+// slot copies (copy-on-write, widening a half block) are exact for every
+// type, budgets per block shrink with the type, and the type names and the Q8_0
 // head_dim rule reach the user as errors, not aborts.
 #include "model/kv_cache.h"
 
@@ -67,13 +67,13 @@ TEST(KvCacheTest, KeysInLanesLayoutRoundTripsAndTransposes) {
     }
 }
 
-TEST(KvCacheTest, StoreConvertsAndCopyBlockIsExactForEveryType) {
+TEST(KvCacheTest, StoreConvertsAndCopySlotsIsExactForEveryType) {
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (GgmlType t : kTypes) {
-        KvCache cache(2, 2, 64, 4, 3, KvTypes{t, t});
+        KvCache cache(2, 2, 64, 4, 4, KvTypes{t, t});
         std::vector<float> k(128), v(128);
-        for (int64_t slot = 0; slot < 3; ++slot) {  // block 0
+        for (int64_t slot = 0; slot < 4; ++slot) {  // block 0
             for (auto& x : k) x = nd(rng);
             for (auto& x : v) x = nd(rng);
             cache.store(1, slot, k.data(), v.data());
@@ -83,11 +83,16 @@ TEST(KvCacheTest, StoreConvertsAndCopyBlockIsExactForEveryType) {
                 ASSERT_NEAR(back[i], k[i], tol * (1.0f + std::fabs(k[i]))) << kv_type_name(t);
             }
         }
-        cache.copy_block(0, 2);
+        // A whole block, a lower half into an upper one and the reverse: the
+        // keys change lanes, the bytes do not.
+        cache.copy_slots(0, 2 * 4, 4);
+        cache.copy_slots(0, 3 * 4 + 2, 2);
+        cache.copy_slots(2, 1 * 4, 2);
+        const std::pair<int64_t, int64_t> copies[] = {{0, 8}, {1, 9}, {2, 10}, {3, 11}, {0, 14}, {1, 15}, {2, 4}, {3, 5}};
         for (int layer = 0; layer < 2; ++layer) {
-            for (int64_t j = 0; j < 3; ++j) {
-                EXPECT_EQ(decode(cache, layer, j, true), decode(cache, layer, 2 * 3 + j, true)) << kv_type_name(t);
-                EXPECT_EQ(decode(cache, layer, j, false), decode(cache, layer, 2 * 3 + j, false)) << kv_type_name(t);
+            for (auto [from, to] : copies) {
+                EXPECT_EQ(decode(cache, layer, from, true), decode(cache, layer, to, true)) << kv_type_name(t);
+                EXPECT_EQ(decode(cache, layer, from, false), decode(cache, layer, to, false)) << kv_type_name(t);
             }
         }
     }

@@ -334,11 +334,12 @@ void attend_range_simd(const AttentionShape& s, const PagedKv& kv, const AttnRan
         u.n_parts = 0;
         while (a < e) {
             const int64_t block = a / bs, block_end = std::min(e, (block + 1) * bs);
-            const int key0 = static_cast<int>(a - block * bs);
-            const int64_t first_slot = static_cast<int64_t>(kv.block_table[block]) * bs;
-            u.part[u.n_parts++] = BlockKeys{k_pool + first_slot * kv.k_row_bytes + hh * k_head_bytes, bs, key0,
-                                            v_pool + (first_slot + key0) * kv.v_row_bytes + hh * v_head_bytes,
-                                            kv.v_row_bytes, static_cast<int>(block_end - a)};
+            const int64_t slot = kv.block_table[block] + (a - block * bs);  // of position a
+            const int64_t block_slot = slot / bs * bs;
+            u.part[u.n_parts++] = BlockKeys{k_pool + block_slot * kv.k_row_bytes + hh * k_head_bytes, bs,
+                                            static_cast<int>(slot - block_slot),
+                                            v_pool + slot * kv.v_row_bytes + hh * v_head_bytes, kv.v_row_bytes,
+                                            static_cast<int>(block_end - a)};
             a = block_end;
         }
         return u;
