@@ -33,7 +33,7 @@ struct EngineMetrics {
     std::atomic<int64_t> kv_blocks_used{0};
     std::atomic<int64_t> kv_blocks_total{0};
     std::atomic<int64_t> kv_blocks_cached{0};      // held by the prefix cache alone (evictable)
-    std::atomic<int64_t> kv_slots_unfilled{0};     // slots of running sequences' blocks with no token yet
+    std::atomic<int64_t> kv_slots_unfilled{0};     // BlockTables::unfilled
     std::atomic<int64_t> kv_block_size{0};         // tokens per block
     std::atomic<uint64_t> prefix_queries{0};       // prompt tokens looked up
     std::atomic<uint64_t> prefix_hit_tokens{0};    // of which served from cache

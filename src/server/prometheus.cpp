@@ -80,7 +80,7 @@ std::string render_prometheus(const EngineMetrics& m) {
     gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", load(m.kv_blocks_total));
     gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).",
           load(m.kv_blocks_cached));
-    gauge(out, "tessera_kv_slots_unfilled", "Token slots in running sequences' blocks that hold no token yet.",
+    gauge(out, "tessera_kv_slots_unfilled", "Allocated token slots with no token: running sequences' unfilled slots and free halves of split blocks.",
           load(m.kv_slots_unfilled));
     gauge(out, "tessera_kv_block_size", "Tokens per KV block.", load(m.kv_block_size));
     counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
