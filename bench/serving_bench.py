@@ -9,7 +9,9 @@ measurement with tools/loadgen.py so both see the same machine load:
       16 concurrent clients, 32 output tokens; tessera with its prefix cache
       on and off.
 While tessera runs (a) it samples /metrics to measure KV waste: the share of
-slots held by running sequences that hold no token. Prints Markdown tables.
+the slots of blocks not held by the prefix cache alone that hold no token
+(running sequences' empty tail slots and free halves of split blocks).
+Prints Markdown tables.
 
 Usage: python3 bench/serving_bench.py [--model M.gguf] [--llama-server PATH]
        [--threads 2] [--levels 1,4,16,32] [--json out.json]
