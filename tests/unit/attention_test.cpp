@@ -209,6 +209,13 @@ TEST(AttentionTest, RowDoesNotDependOnBatchOrThreads) {
     }
 }
 
+// Heads and block size, and one sequence's run of tokens [pos0, pos0 + n_tokens).
+struct RunShape {
+    int n_head, n_head_kv, head_dim, block_size;
+    int64_t pos0;
+    int32_t n_tokens;
+};
+
 TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
     // Prefill ranges tile the rows of several tokens together on blocks left
     // of the causal diagonal and go token by token on the diagonal; a tile
@@ -216,12 +223,7 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
     // must come out bit-identical to the same token alone (a decode) and to
     // the token inside a run cut differently, for every storage type, block
     // size and SIMD level, on 1 and 3 threads.
-    struct Shape {
-        int n_head, n_head_kv, head_dim, block_size;
-        int64_t pos0;
-        int32_t n_tokens;
-    };
-    const Shape shapes[] = {
+    const RunShape shapes[] = {
         {9, 3, 64, 16, 0, 37},    // SmolLM2: group 3, tiles of two tokens
         {9, 3, 64, 16, 5, 23},    // run starting inside a block
         {32, 4, 64, 16, 3, 13},   // group 8: a tile is less than a token
@@ -234,7 +236,7 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
         {32, 4, 64, 16, 200, 9},  // group 8, long context, four tokens a piece
     };
     ThreadPool pool1(1), pool3(3);
-    for (const Shape& c : shapes) {
+    for (const RunShape& c : shapes) {
         const int kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
         const int64_t n_blocks = (c.pos0 + c.n_tokens + c.block_size - 1) / c.block_size;
         std::vector<int32_t> table = whole_blocks(n_blocks, c.block_size);
@@ -282,12 +284,7 @@ TEST(AttentionTest, LastRunInAnUpperHalfBlockMatchesAWholeBlock) {
     // the upper half of a spare block, whose lower half holds other keys,
     // must give bit-identical rows for decodes and prefill runs, at every
     // SIMD level and storage type.
-    struct Shape {
-        int n_head, n_head_kv, head_dim, block_size;
-        int64_t pos0;
-        int32_t n_tokens;
-    };
-    const Shape shapes[] = {
+    const RunShape shapes[] = {
         {9, 3, 64, 16, 36, 1},   // decode, last run of 5
         {9, 3, 64, 16, 39, 1},   // decode, a full half
         {9, 3, 64, 16, 32, 1},   // decode, first key of the half
@@ -298,7 +295,7 @@ TEST(AttentionTest, LastRunInAnUpperHalfBlockMatchesAWholeBlock) {
     };
     ThreadPool pool(2);
     AttentionScratch scratch;
-    for (const Shape& c : shapes) {
+    for (const RunShape& c : shapes) {
         const int bs = c.block_size, half = bs / 2, kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
         const int64_t ctx = c.pos0 + c.n_tokens, n_blocks = (ctx + bs - 1) / bs, tail = ctx - (n_blocks - 1) * bs;
         ASSERT_LE(tail, half);
