@@ -16,23 +16,49 @@ llama.cpp runs with its default F16 KV cache; flash attention follows --fa
 (default on). tessera's KV cache type is its default unless --kv-type is
 given (passed to `tessera bench --kv-type`). Both engines get --threads threads.
 
+With --write-doc NAME the table, the command and the date also go into
+docs/BENCHMARKS.md between the markers <!-- compare_kernels NAME begin -->
+and <!-- compare_kernels NAME end --> (replaced if present, else inserted
+before the first section).
+
 Usage: python3 bench/compare_kernels.py MODEL.gguf [MODEL2.gguf ...]
        [--tests pp,tg,batch,depth] [--reps 3] [--threads 2] [--pp 512] [--tg 128]
        [--seqs 32] [--batch-prompt 128] [--depth 4096] [--fa on|off]
-       [--kv-type f32|f16|bf16|q8_0]
+       [--kv-type f32|f16|bf16|q8_0] [--write-doc NAME]
 Needs: build/tessera, pip install llama-cpp-python.
 """
 import argparse
 import json
 import os
 import random
+import re
+import shlex
 import statistics
 import subprocess
+import sys
 import time
 
 import llama_cpp as L
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "BENCHMARKS.md")
+
+
+def write_doc(name, lines):
+    """Puts lines between NAME's markers in docs/BENCHMARKS.md."""
+    begin, end = f"<!-- compare_kernels {name} begin -->", f"<!-- compare_kernels {name} end -->"
+    block = "\n".join([begin, *lines, end])
+    with open(DOC) as f:
+        doc = f.read()
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if pattern.search(doc):
+        doc = pattern.sub(lambda _: block, doc, count=1)
+    else:
+        at = doc.find("\n## ")
+        at = len(doc) if at < 0 else at + 1
+        doc = doc[:at] + block + "\n\n" + doc[at:]
+    with open(DOC, "w") as f:
+        f.write(doc)
 
 
 class LlamaCpp:
@@ -145,14 +171,15 @@ def main():
     ap.add_argument("--depth", type=int, default=4096)
     ap.add_argument("--fa", choices=["on", "off"], default="on")
     ap.add_argument("--kv-type", choices=["f32", "f16", "bf16", "q8_0"], help="tessera's KV cache type")
+    ap.add_argument("--write-doc", metavar="NAME", help="also write the table into docs/BENCHMARKS.md")
     a = ap.parse_args()
     a.fa = a.fa == "on"
     a.kv_args = ["--kv-type", a.kv_type] if a.kv_type else []
     L.llama_backend_init()
     quiet = L.llama_log_callback(lambda *_: None)  # kept alive: llama.cpp calls it later
     L.llama_log_set(quiet, None)
-    print("| model | test | tessera t/s | llama.cpp t/s | ratio |")
-    print("|---|---|---|---|---|")
+    lines = ["| model | test | tessera t/s | llama.cpp t/s | ratio |", "|---|---|---|---|---|"]
+    print("\n".join(lines))
     for path in a.models:
         mp = L.llama_model_default_params()
         lmodel = L.llama_model_load_from_file(path.encode(), mp)
@@ -160,13 +187,18 @@ def main():
         for test in a.tests.split(","):
             label, ts, ls = run_test(test, path, lmodel, a, vocab)
             t, lm = statistics.mean(ts), statistics.mean(ls)
-            print(f"| {os.path.basename(path)} | {label} | {t:.1f} ± {statistics.pstdev(ts):.1f} "
-                  f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} |", flush=True)
+            lines.append(f"| {os.path.basename(path)} | {label} | {t:.1f} ± {statistics.pstdev(ts):.1f} "
+                         f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} |")
+            print(lines[-1], flush=True)
         L.llama_model_free(lmodel)
-    print(f"\n{a.reps} alternating repetitions, mean ± stddev; threads={a.threads}; "
-          f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache; "
-          f"tessera KV cache {a.kv_type or 'default'}")
-
+    footer = (f"{a.reps} alternating repetitions, mean ± stddev; threads={a.threads}; "
+              f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache; "
+              f"tessera KV cache {a.kv_type or 'default'}")
+    print("\n" + footer)
+    if a.write_doc:
+        command = "python3 bench/compare_kernels.py " + shlex.join(sys.argv[1:])
+        write_doc(a.write_doc, ["", *lines, "", f"{footer}. {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                                f"`{command}`", ""])
 
 if __name__ == "__main__":
     main()
