@@ -72,15 +72,6 @@ size_t smaps_kib(const void* start, const char* field) {
     return kib;
 }
 
-bool huge_pages_disabled() {
-    std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f == nullptr) return true;
-    char line[128] = {};
-    const bool read = std::fgets(line, sizeof line, f) != nullptr;
-    std::fclose(f);
-    return !read || std::strstr(line, "[never]") != nullptr;
-}
-
 }  // namespace
 
 Expected<MappedFile> MappedFile::open(const std::string& path) {
@@ -103,23 +94,33 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
         madvise(p, file.size_, MADV_HUGEPAGE);  // advice: failing changes nothing (see the header)
     }
     TS_RETURN_IF_ERROR(file.populate());
-    if (file.rereads_small_folios()) {
-        // Only this mapping's page-table entries go (a private mapping never
-        // written has nothing else); the next touch maps the cache again.
-        madvise(const_cast<uint8_t*>(file.data_), file.size_, MADV_DONTNEED);
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // drops clean pages no one maps
-        TS_RETURN_IF_ERROR(file.populate());
+    if (!file.mostly_small_pages()) return file;
+    // Nothing on 2 MiB pages yet: whether this kernel, filesystem and memory
+    // give the file any is told by its first 2 MiB, read back alone, before
+    // the whole file is.
+    if (file.huge_page_bytes() == 0) {
+        TS_RETURN_IF_ERROR(file.read_back(fd, kHugePage));
+        if (file.huge_page_bytes() == 0) return file;
     }
+    TS_RETURN_IF_ERROR(file.read_back(fd, file.size_));
     return file;
 }
 
-bool MappedFile::rereads_small_folios() const {
+bool MappedFile::mostly_small_pages() const {
     const size_t whole_pages = size_ / kHugePage * kHugePage;
     if (whole_pages == 0 || reinterpret_cast<uintptr_t>(data_) % kHugePage != 0) return false;
     // Not populated (a kernel without MADV_POPULATE_READ): nothing to tell.
     if (smaps_kib(data_, "Rss") * 1024 < whole_pages) return false;
     const size_t small = whole_pages - std::min(whole_pages, huge_page_bytes());
-    return small > whole_pages / kMaxSmallShare && !huge_pages_disabled();
+    return small > whole_pages / kMaxSmallShare;
+}
+
+Status MappedFile::read_back(int fd, size_t bytes) const {
+    // Only this mapping's page-table entries go (a private mapping never
+    // written has nothing else); the next touch maps the cache again.
+    madvise(const_cast<uint8_t*>(data_), bytes, MADV_DONTNEED);
+    posix_fadvise(fd, 0, static_cast<off_t>(bytes), POSIX_FADV_DONTNEED);  // drops clean pages no one maps
+    return populate();
 }
 
 Status MappedFile::populate() const {

@@ -15,7 +15,10 @@
 // mapped whole, and open() does the drop and read itself when more than
 // 1/kMaxSmallShare of the file is left on small pages: it drops the file's
 // clean pages that no process maps (POSIX_FADV_DONTNEED) and faults them in
-// again through the mapping, once per load. One thread, 1.1B Q4_0 decode,
+// again through the mapping, once per load (a file with nothing on 2 MiB
+// pages first tries its first 2 MiB alone: where the kernel or filesystem
+// builds no large page-cache folios the whole file would be re-read on
+// every load for nothing). One thread, 1.1B Q4_0 decode,
 // the same binary alternated six times: 54.3 t/s from a file 80% on 2 MiB
 // pages, 59.8 t/s from a copy read back this way (100%); the re-read made
 // that load 1.4 s longer (620 MB), later loads find the folios in place.
@@ -57,9 +60,12 @@ public:
 
 private:
     static constexpr size_t kMaxSmallShare = 16;
-    // Whether enough of a populated mapping that could sit on 2 MiB pages
-    // does not, on a kernel that gives files 2 MiB pages at all.
-    bool rereads_small_folios() const;
+    // Whether more than 1/kMaxSmallShare of a populated mapping that could
+    // sit on 2 MiB pages does not.
+    bool mostly_small_pages() const;
+    // Drops the first `bytes` of the file from this mapping and from the
+    // page cache (where no one else maps them) and populates again.
+    Status read_back(int fd, size_t bytes) const;
     void release();
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
