@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -38,36 +39,88 @@ void MappedFile::release() {
     size_ = 0;
 }
 
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Closes a descriptor on every way out of open().
+struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+};
+
+// Field `field` (in kB) of the mapping starting at `start` in
+// /proc/self/smaps; 0 where that cannot be read.
+size_t smaps_kib(const void* start, const char* field) {
+    std::FILE* f = std::fopen("/proc/self/smaps", "r");
+    if (f == nullptr) return 0;
+    char want[32];
+    std::snprintf(want, sizeof want, "%lx-", reinterpret_cast<unsigned long>(start));
+    const size_t field_len = std::strlen(field);
+    char line[512];
+    bool inside = false;
+    size_t kib = 0;
+    while (std::fgets(line, sizeof line, f)) {
+        if (std::strncmp(line, want, std::strlen(want)) == 0) {
+            inside = true;
+        } else if (inside && std::strncmp(line, field, field_len) == 0 && line[field_len] == ':') {
+            std::sscanf(line + field_len + 1, "%zu", &kib);
+            break;
+        }
+    }
+    std::fclose(f);
+    return kib;
+}
+
+}  // namespace
+
 Expected<MappedFile> MappedFile::open(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::error("cannot open '" + path + "': " + std::strerror(errno));
+    const FdCloser closer{fd};
     struct stat st {};
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        ::close(fd);
-        return Status::error("cannot stat '" + path + "': " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return Status::error("'" + path + "' is not a regular file");
-    }
+    if (fstat(fd, &st) != 0) return Status::error("cannot stat '" + path + "': " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return Status::error("'" + path + "' is not a regular file");
     MappedFile file;
     file.path_ = path;
     file.size_ = static_cast<size_t>(st.st_size);
     if (file.size_ > 0) {
         void* p = mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
-            int err = errno;
-            ::close(fd);
             file.size_ = 0;
-            return Status::error("cannot map '" + path + "': " + std::strerror(err));
+            return Status::error("cannot map '" + path + "': " + std::strerror(errno));
         }
         file.data_ = static_cast<const uint8_t*>(p);
         madvise(p, file.size_, MADV_HUGEPAGE);  // advice: failing changes nothing (see the header)
     }
-    ::close(fd);
     TS_RETURN_IF_ERROR(file.populate());
+    if (!file.mostly_small_pages()) return file;
+    // Nothing on 2 MiB pages yet: whether this kernel, filesystem and memory
+    // give the file any is told by its first 2 MiB, read back alone, before
+    // the whole file is.
+    if (file.huge_page_bytes() == 0) {
+        TS_RETURN_IF_ERROR(file.read_back(fd, kHugePage));
+        if (file.huge_page_bytes() == 0) return file;
+    }
+    TS_RETURN_IF_ERROR(file.read_back(fd, file.size_));
     return file;
+}
+
+bool MappedFile::mostly_small_pages() const {
+    const size_t whole_pages = size_ / kHugePage * kHugePage;
+    if (whole_pages == 0 || reinterpret_cast<uintptr_t>(data_) % kHugePage != 0) return false;
+    // Not populated (a kernel without MADV_POPULATE_READ): nothing to tell.
+    if (smaps_kib(data_, "Rss") * 1024 < whole_pages) return false;
+    const size_t small = whole_pages - std::min(whole_pages, huge_page_bytes());
+    return small > whole_pages / kMaxSmallShare;
+}
+
+Status MappedFile::read_back(int fd, size_t bytes) const {
+    // Only this mapping's page-table entries go (a private mapping never
+    // written has nothing else); the next touch maps the cache again.
+    madvise(const_cast<uint8_t*>(data_), bytes, MADV_DONTNEED);
+    posix_fadvise(fd, 0, static_cast<off_t>(bytes), POSIX_FADV_DONTNEED);  // drops clean pages no one maps
+    return populate();
 }
 
 Status MappedFile::populate() const {
@@ -86,24 +139,6 @@ Status MappedFile::populate() const {
 #endif
 }
 
-size_t MappedFile::huge_page_bytes() const {
-    if (data_ == nullptr) return 0;
-    std::FILE* f = std::fopen("/proc/self/smaps", "r");
-    if (f == nullptr) return 0;
-    char want[32];
-    std::snprintf(want, sizeof want, "%lx-", reinterpret_cast<unsigned long>(data_));
-    char line[512];
-    bool inside = false;
-    size_t kib = 0;
-    while (std::fgets(line, sizeof line, f)) {
-        if (std::strncmp(line, want, std::strlen(want)) == 0) {
-            inside = true;
-        } else if (inside && std::sscanf(line, "FilePmdMapped: %zu kB", &kib) == 1) {
-            break;
-        }
-    }
-    std::fclose(f);
-    return kib * 1024;
-}
+size_t MappedFile::huge_page_bytes() const { return data_ == nullptr ? 0 : smaps_kib(data_, "FilePmdMapped") * 1024; }
 
 }  // namespace tessera

@@ -105,7 +105,7 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
     const char* pf = prefetch_start<NR>(w, w_stride);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        prefetch_step<NR, Block, kQuadBlocks>(pf, ib);
+        prefetch_step<NR, 1, Block, kQuadBlocks>(pf, ib);
         row_pair_step<NP, kQuadBlocks>(x, y.quad(0, ib / kQuadBlocks), ib, acc);
     }
     switch (nb - ib) {
