@@ -370,7 +370,7 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     const char* pf = prefetch_start<NR>(w, w_stride);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        prefetch_step<NR, NT, Block, kQuadBlocks>(pf, ib);
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib, false);
         pair_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
     }
     switch (nb - ib) {

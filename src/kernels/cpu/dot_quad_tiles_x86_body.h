@@ -18,7 +18,7 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
 // blocks, a few KiB for four rows) decode 12% slower (Q4_0 389 vs 444 t/s).
 // This also explains why row pairs, four long rows at a time, once lost to
 // quad_rows there. Every path gives the same bits, so the switch is free.
-inline constexpr int64_t kShortRowMaxBlocks = 48;
+inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 
 // NR rows x one token: the nibble formats' row pairs
 // (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks

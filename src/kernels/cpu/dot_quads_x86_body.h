@@ -232,9 +232,10 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
         for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
     }
     const char* pf = prefetch_start<NR>(w, w_stride);
+    const bool stream = stream_weights<NT>(nb * kQK);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        prefetch_step<NR, NT, Block, kQuadBlocks>(pf, ib);
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib, stream);
         quad_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
     }
     switch (nb - ib) {

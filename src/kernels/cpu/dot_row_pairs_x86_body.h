@@ -103,9 +103,10 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
     __m512 acc[NP];
     for (int p = 0; p < NP; ++p) acc[p] = _mm512_setzero_ps();
     const char* pf = prefetch_start<NR>(w, w_stride);
+    const bool stream = stream_weights<1>(nb * kQK);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        prefetch_step<NR, 1, Block, kQuadBlocks>(pf, ib);
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib, stream);
         row_pair_step<NP, kQuadBlocks>(x, y.quad(0, ib / kQuadBlocks), ib, acc);
     }
     switch (nb - ib) {

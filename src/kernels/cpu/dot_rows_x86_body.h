@@ -18,19 +18,35 @@ inline const char* prefetch_start(const uint8_t* w, size_t w_stride) {
     return reinterpret_cast<const char*>(w + groups * group);
 }
 
-// A tile of one token (decode) reads each weight byte once per matmul, and
-// a model's weights dwarf the caches: its prefetches are non-temporal, so
-// the stream does not push out of the caches what they hold (on AMD each
-// line a T0 stream pushes out of L2 is written into the victim L3 first).
-// 1.1B Q4_0 decode, six alternations twice: one thread +3% and +6% (every
-// pair >= 1.00); two threads +7% (four); the 135M Q4_0 / Q8_0 / Q4_K
-// decode and prefill unchanged (0.99-1.01). Tiles of several tokens read
-// their rows again for the next token tile and keep T0.
-template <int NR, int NT, class Block, int kStepBlocks>
-inline void prefetch_step(const char* start, int64_t ib) {
-    constexpr _mm_hint kHint = NT == 1 ? _MM_HINT_NTA : _MM_HINT_T0;
+// Rows longer than this many elements each stream from memory on their own
+// (one-token tiles take them two at a time, dot_quad_tiles_x86_body.h).
+inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
+
+// A tile of one token (decode) on long rows reads each weight byte once per
+// matmul from a stream that dwarfs the caches: its prefetches are
+// non-temporal, so the stream does not push out of the caches what they
+// hold (on AMD each line a T0 stream pushes out of L2 is written into the
+// victim L3 first). 1.1B Q4_0 decode (rows of 2048 and 5632), six
+// alternations twice: one thread +3% and +6% (every pair >= 1.00); two
+// threads +7% (four). On the 135M shapes' short rows (576 and 1536) the
+// same hint made one-thread Q4_0 decode bimodal, a third of the processes
+// at 360-420 t/s against 440-447 with T0, so short rows keep T0, as do
+// tiles of several tokens, which read their rows again for the next token
+// tile.
+template <int NT>
+inline bool stream_weights(int64_t row_elems) {
+    return NT == 1 && row_elems > kShortRowMaxElems;
+}
+
+template <int NR, class Block, int kStepBlocks>
+inline void prefetch_step(const char* start, int64_t ib, bool stream) {
     const char* p = start + ib * NR * sizeof(Block);
-    for (size_t off = 0; off < kStepBlocks * NR * sizeof(Block); off += 64) _mm_prefetch(p + off, kHint);
+    constexpr size_t kBytes = kStepBlocks * NR * sizeof(Block);
+    if (stream) {
+        for (size_t off = 0; off < kBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_NTA);
+    } else {
+        for (size_t off = 0; off < kBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+    }
 }
 
 template <template <int, int> class Tile, int NR>

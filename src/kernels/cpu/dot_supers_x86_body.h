@@ -417,8 +417,9 @@ void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* ac
         for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
     }
     const char* pf = prefetch_start<NR>(w, w_stride);
+    const bool stream = stream_weights<NT>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        prefetch_step<NR, NT, Block, 1>(pf, ib);
+        prefetch_step<NR, Block, 1>(pf, ib, stream);
         typename F::Row256 rw[NR];
         for (int r = 0; r < NR; ++r) rw[r] = F::row256(x[r][ib]);
         for (int t = 0; t < NT; ++t) {
@@ -450,8 +451,9 @@ void super_row_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_
         for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
     }
     const char* pf = prefetch_start<NR>(w, w_stride);
+    const bool stream = stream_weights<NT>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        prefetch_step<NR, NT, Block, 1>(pf, ib);
+        prefetch_step<NR, Block, 1>(pf, ib, stream);
         typename F::RowPair rp[kPairs];
         for (int p = 0; p < kPairs; ++p) rp[p] = F::row_pair(x[2 * p][ib], x[2 * p + 1][ib]);
         for (int t = 0; t < NT; ++t) {
@@ -482,8 +484,9 @@ void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const u
     __m256 acc[NR];
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     const char* pf = prefetch_start<NR>(w, w_stride);
+    const bool stream = stream_weights<1>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        prefetch_step<NR, 1, Block, 1>(pf, ib);
+        prefetch_step<NR, Block, 1>(pf, ib, stream);
         const uint8_t* sup = y.quad(0, ib);
         __m512i yq[4];
         for (int i = 0; i < 4; ++i) {
