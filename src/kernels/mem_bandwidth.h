@@ -8,8 +8,9 @@
 
 namespace tessera {
 
-// Best-of-`reps` read bandwidth in bytes per second over a `bytes`-sized
-// buffer, each pool thread summing its own contiguous slice.
+// The best read bandwidth in bytes per second over a `bytes`-sized buffer
+// of `reps` plain passes and `reps` prefetching ones, each pool thread
+// summing its own contiguous slice.
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps);
 
 }  // namespace tessera
