@@ -48,13 +48,18 @@ void KvCache::copy_slots(int64_t src, int64_t dst, int n) {
     const int64_t bs = block_size_;
     TS_CHECK(n >= 0 && src >= 0 && dst >= 0 && src % bs + n <= bs && dst % bs + n <= bs && src + n <= slots() &&
              dst + n <= slots());
-    std::vector<uint8_t> row(static_cast<size_t>(k_row_bytes_));
+    // K moves a key at a time, 32 elements at a time through a stack buffer
+    // (Q8_0 blocks stay whole), as store() writes it.
+    uint8_t chunk[32 * 4];
     for (int l = 0; l < n_layer_; ++l) {
         for (int j = 0; j < n; ++j) {
-            gather_k_row(types_.k, k_block(l, src / bs), 0, k_row_bytes_, block_size_, static_cast<int>(src % bs) + j,
-                         row.data());
-            scatter_k_row(types_.k, row.data(), 0, k_row_bytes_, block_size_, static_cast<int>(dst % bs) + j,
-                          k_block(l, dst / bs));
+            for (int e = 0; e < kv_dim_; e += 32) {
+                const int64_t x0 = kv_row_bytes(types_.k, e), bytes = kv_row_bytes(types_.k, std::min(32, kv_dim_ - e));
+                gather_k_row(types_.k, k_block(l, src / bs), x0, bytes, block_size_, static_cast<int>(src % bs) + j,
+                             chunk);
+                scatter_k_row(types_.k, chunk, x0, bytes, block_size_, static_cast<int>(dst % bs) + j,
+                              k_block(l, dst / bs));
+            }
         }
         std::copy_n(v_row(l, src), n * v_row_bytes_, v_row(l, dst));
     }

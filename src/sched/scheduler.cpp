@@ -171,9 +171,9 @@ void Scheduler::cache_blocks(const Sequence& seq) {
     const auto n_full = static_cast<size_t>(std::min<int64_t>(seq.n_computed, static_cast<int64_t>(seq.tokens.size())) / bs);
     if (n_full == 0) return;
     // Full runs are whole blocks (a half holds at most half a run).
-    std::vector<int32_t> blocks;
-    for (size_t i = 0; i < n_full; ++i) blocks.push_back(seq.block_table[i] / bs);
-    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs), blocks, seq.cache_salt);
+    block_ids_.clear();
+    for (size_t i = 0; i < n_full; ++i) block_ids_.push_back(seq.block_table[i] / bs);
+    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs), block_ids_, seq.cache_salt);
 }
 
 }  // namespace tessera

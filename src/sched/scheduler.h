@@ -83,6 +83,7 @@ private:
     BlockTables tables_;
     std::deque<Sequence*> waiting_;
     std::list<Sequence*> running_;  // admission order, oldest first
+    std::vector<int32_t> block_ids_;  // cache_blocks' scratch (grown, never shrunk)
     uint64_t queried_tokens_ = 0;
     uint64_t hit_tokens_ = 0;
 };
