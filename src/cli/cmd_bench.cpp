@@ -1,7 +1,9 @@
 // `tessera bench`: llama-bench-style speed figures for one model: prompt
 // processing, single-stream decode at several context depths, batched decode
-// of many sequences through forward_batch, and the decode roofline ratio
-// against a measured memory-read bandwidth. Mean ± stddev over repetitions.
+// of many sequences through forward_batch, the decode roofline ratio
+// against a measured memory-read bandwidth, and the prompt and batch
+// compute ratio against a measured int8 multiply-add peak. Mean ± stddev
+// over repetitions.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/kv_type_flags.h"
 #include "kernels/dot_kernels.h"
+#include "kernels/int8_peak.h"
 #include "kernels/mem_bandwidth.h"
 #include "model/model.h"
 
@@ -32,6 +35,7 @@ struct BenchOptions {
     bool json = false;
     bool single = true;
     double bw_mib = 512;
+    int peak_reps = 5;
     KvTypes kv_types{};
 };
 
@@ -67,6 +71,28 @@ double weight_bytes_per_token(const Model& m) {
                  bytes(l.w_down);
     }
     return total;
+}
+
+// Multiply-adds of the weight matrices per token: the layers' and, given
+// `head_share` (the share of tokens that need logits), the output head's.
+// Attention's float work is left out, so the ceiling it sets is generous.
+double matmul_macs_per_token(const Model& m, double head_share) {
+    auto macs = [](const WeightMatrix& w) { return static_cast<double>(w.rows) * static_cast<double>(w.cols); };
+    double total = head_share * macs(m.weights().output);
+    for (const LayerWeights& l : m.weights().layers) {
+        total += macs(l.wq) + macs(l.wk) + macs(l.wv) + macs(l.wo) + macs(l.w_gate) + macs(l.w_up) + macs(l.w_down);
+    }
+    return total;
+}
+
+// The share of the int8 peak a test's tokens per second take in matmul
+// multiply-adds (prompts need logits for their last token only, batched
+// steps for every token); 0 for single-stream decode (bandwidth-bound: see
+// the roofline) or without a peak.
+double compute_ratio(const Model& m, const Result& r, double peak) {
+    if (peak <= 0 || (r.n_gen > 0 && r.n_seqs == 1)) return 0.0;
+    const double head_share = r.n_gen > 0 ? 1.0 : 1.0 / r.n_prompt;
+    return r.mean() * matmul_macs_per_token(m, head_share) / peak;
 }
 
 // Every test first runs untimed repetitions, as llama-bench does: they fault
@@ -164,7 +190,7 @@ double huge_page_fraction(const Model& model) {
 }
 
 void print_table(const Model& model, const BenchOptions& o, const std::vector<Result>& results, double bw,
-                 double wbytes) {
+                 double wbytes, double peak) {
     std::printf("model: %s (%s, %d layers, n_embd %d)\n", o.model_path.c_str(), model.config().arch.c_str(),
                 model.config().n_layer, model.config().n_embd);
     std::printf("threads: %d, kernels: %s, repetitions: %d, KV cache: K %s, V %s\n", o.threads,
@@ -172,21 +198,26 @@ void print_table(const Model& model, const BenchOptions& o, const std::vector<Re
                 kv_type_name(o.kv_types.v).c_str());
     const double huge = 100.0 * huge_page_fraction(model);
     std::printf("weights read per decode token: %.1f MiB (model file %.0f%% on 2 MiB pages); memory read "
-                "bandwidth: %.2f GB/s\n\n",
+                "bandwidth: %.2f GB/s\n",
                 wbytes / (1024.0 * 1024.0), huge, bw / 1e9);
-    std::printf("| %-24s | %16s | %9s |\n", "test", "t/s", "roofline");
-    std::printf("|%s|%s|%s|\n", std::string(26, '-').c_str(), std::string(18, '-').c_str(),
-                std::string(11, '-').c_str());
+    if (peak > 0) {
+        std::printf("int8 multiply-add peak: %.1f G/s; prompt ceiling at that peak (layer matmuls alone): %.0f t/s\n",
+                    peak / 1e9, peak / matmul_macs_per_token(model, 0.0));
+    }
+    std::printf("\n| %-24s | %16s | %9s | %9s |\n", "test", "t/s", "roofline", "compute");
+    std::printf("|%s|%s|%s|%s|\n", std::string(26, '-').c_str(), std::string(18, '-').c_str(),
+                std::string(11, '-').c_str(), std::string(11, '-').c_str());
     for (const Result& r : results) {
-        char tps[64], roof[32] = "";
+        char tps[64], roof[32] = "", compute[32] = "";
         std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean(), r.stddev());
         if (bw > 0 && r.n_gen > 0 && r.n_seqs == 1) std::snprintf(roof, sizeof roof, "%.2f", r.mean() * wbytes / bw);
-        std::printf("| %-24s | %17s | %9s |\n", r.test.c_str(), tps, roof);  // "±" is 2 bytes
+        if (const double c = compute_ratio(model, r, peak); c > 0) std::snprintf(compute, sizeof compute, "%.2f", c);
+        std::printf("| %-24s | %17s | %9s | %9s |\n", r.test.c_str(), tps, roof, compute);  // "±" is 2 bytes
     }
 }
 
 void print_json(const Model& model, const BenchOptions& o, const std::vector<Result>& results, double bw,
-                double wbytes) {
+                double wbytes, double peak) {
     nlohmann::json j;
     j["model"] = o.model_path;
     j["arch"] = model.config().arch;
@@ -198,12 +229,15 @@ void print_json(const Model& model, const BenchOptions& o, const std::vector<Res
     j["read_bandwidth_gbs"] = bw / 1e9;
     j["weight_bytes_per_token"] = wbytes;
     j["model_huge_page_fraction"] = huge_page_fraction(model);
+    j["int8_peak_macs"] = peak;
+    j["matmul_macs_per_prompt_token"] = matmul_macs_per_token(model, 0.0);
     j["results"] = nlohmann::json::array();
     for (const Result& r : results) {
         nlohmann::json e{{"test", r.test},     {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},
                          {"depth", r.depth},   {"n_seqs", r.n_seqs},     {"tps_mean", r.mean()},
                          {"tps_stddev", r.stddev()}, {"tps", r.tps}};
         if (bw > 0 && r.n_gen > 0 && r.n_seqs == 1) e["roofline"] = r.mean() * wbytes / bw;
+        if (const double c = compute_ratio(model, r, peak); c > 0) e["compute"] = c;
         j["results"].push_back(e);
     }
     std::printf("%s\n", j.dump(2).c_str());
@@ -227,6 +261,8 @@ int cmd_bench(int argc, char** argv) {
     app.add_option("-t,--threads", o.threads, "compute threads")->check(CLI::Range(1, 256));
     app.add_option("--bw-mib", o.bw_mib, "buffer size of the bandwidth probe (MiB, 0 skips)")
         ->check(CLI::Range(0.0, 65536.0));
+    app.add_option("--peak-reps", o.peak_reps, "repetitions of the int8 multiply-add peak probe (0 skips)")
+        ->check(CLI::Range(0, 1000));
     app.add_flag("!--no-single", o.single, "skip the single-stream decode tests");
     app.add_flag("--json", o.json, "print JSON instead of a table");
     add_kv_type_flags(app, o.kv_types);
@@ -267,11 +303,12 @@ int cmd_bench(int argc, char** argv) {
     }
     const double bw =
         o.bw_mib > 0 ? measure_read_bandwidth(bench.pool(), static_cast<size_t>(o.bw_mib * 1024 * 1024), 5) : 0.0;
+    const double peak = o.peak_reps > 0 ? measure_int8_peak(bench.pool(), best_simd_level(), o.peak_reps) : 0.0;
     const double wbytes = weight_bytes_per_token(model);
     if (o.json) {
-        print_json(model, o, results, bw, wbytes);
+        print_json(model, o, results, bw, wbytes, peak);
     } else {
-        print_table(model, o, results, bw, wbytes);
+        print_table(model, o, results, bw, wbytes, peak);
     }
     return 0;
 }

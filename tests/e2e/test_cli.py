@@ -141,3 +141,11 @@ def test_bench_reports_every_test_as_json(tessera_bin, model_path):
         assert len(res["tps"]) == 3 and all(t > 0 for t in res["tps"]), res
     # The roofline is a ratio for single-stream decode only.
     assert 0 < tests["tg4"]["roofline"] and "roofline" not in tests["pp16"]
+    # The compute ratio is for prompts and batched steps: their matmul
+    # multiply-adds per second over the int8 peak, which none can reach.
+    if out["kernels"] != "scalar":
+        peak, macs = out["int8_peak_macs"], out["matmul_macs_per_prompt_token"]
+        assert peak > 0 and macs > 0
+        for name in ("pp16", "2 seqs x tg4 @ d8"):
+            assert tests[name]["tps_mean"] * macs / peak <= tests[name]["compute"] < 1, tests[name]
+        assert "compute" not in tests["tg4"]
