@@ -3,7 +3,9 @@
 low-level batch API), alternating one repetition of each so both see the same
 machine load, after one untimed repetition of each (tessera bench runs its own
 in every process). Prints a Markdown table of means and the tessera/llama.cpp
-ratio.
+ratio; for prompts and batched steps also the share of the machine's int8
+multiply-add peak tessera's matmuls take (`tessera bench`'s compute column)
+and the share a speed of twice llama.cpp's would take.
 
 Tests (each optional):
   pp   prompt processing of --pp tokens (random ids), one batch
@@ -100,7 +102,7 @@ class LlamaCpp:
 def tessera(model, args):
     r = subprocess.run([f"{ROOT}/build/tessera", "bench", "-m", model, "-r", "1", "--json", "--bw-mib", "0"] + args,
                        capture_output=True, text=True, check=True)
-    return json.loads(r.stdout)["results"]
+    return json.loads(r.stdout)["results"][0]
 
 
 def run_test(test, model_path, lmodel, a, vocab):
@@ -149,13 +151,16 @@ def run_test(test, model_path, lmodel, a, vocab):
                 lc.decode([(steps[s], a.batch_prompt + i, s, True) for s in range(a.seqs)])
             return a.seqs * a.tg / (time.perf_counter() - t0)
         label = f"{a.seqs} seqs x tg{a.tg} @ d{a.batch_prompt}"
-    ts, ls = [], []
+    ts, cs, ls = [], [], []
     lrun()  # untimed, as tessera bench warms up each test with one untimed repetition
     for _ in range(a.reps):
-        ts.append(tessera(model_path, targs + a.kv_args)[0]["tps_mean"])
+        res = tessera(model_path, targs + a.kv_args)
+        ts.append(res["tps_mean"])
+        if "compute" in res:
+            cs.append(res["compute"])
         ls.append(lrun())
     lc.close()
-    return label, ts, ls
+    return label, ts, cs, ls
 
 
 def main():
@@ -178,20 +183,29 @@ def main():
     L.llama_backend_init()
     quiet = L.llama_log_callback(lambda *_: None)  # kept alive: llama.cpp calls it later
     L.llama_log_set(quiet, None)
-    lines = ["| model | test | tessera t/s | llama.cpp t/s | ratio |", "|---|---|---|---|---|"]
+    lines = ["| model | test | tessera t/s | llama.cpp t/s | ratio | tessera int8 peak share | 2x llama.cpp needs |",
+             "|---|---|---|---|---|---|---|"]
     print("\n".join(lines))
     for path in a.models:
         mp = L.llama_model_default_params()
         lmodel = L.llama_model_load_from_file(path.encode(), mp)
         vocab = L.llama_vocab_n_tokens(L.llama_model_get_vocab(lmodel))
         for test in a.tests.split(","):
-            label, ts, ls = run_test(test, path, lmodel, a, vocab)
+            label, ts, cs, ls = run_test(test, path, lmodel, a, vocab)
             t, lm = statistics.mean(ts), statistics.mean(ls)
+            # A share of the peak scales with speed: twice llama.cpp's takes
+            # tessera's share times 2 lm / t (prompts and batched steps).
+            share = need = ""
+            if cs:
+                c = statistics.mean(cs)
+                share, need = f"{c:.2f}", f"{c * 2 * lm / t:.2f}"
             lines.append(f"| {os.path.basename(path)} | {label} | {t:.1f} ± {statistics.pstdev(ts):.1f} "
-                         f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} |")
+                         f"| {lm:.1f} ± {statistics.pstdev(ls):.1f} | {t / lm:.2f} | {share} | {need} |")
             print(lines[-1], flush=True)
         L.llama_model_free(lmodel)
     footer = (f"{a.reps} alternating repetitions, mean ± stddev; threads={a.threads}; "
+              "int8 peak share: tessera's matmul multiply-adds per second over `tessera bench`'s int8 peak "
+              "(prompts and batched steps; 1.00 would leave no time for anything else); "
               f"llama.cpp flash attention {'on' if a.fa else 'off'}, F16 KV cache; "
               f"tessera KV cache {a.kv_type or 'default'}")
     print("\n" + footer)
