@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/block_pool.h"
+#include "core/cache_line_vector.h"
 #include "core/status.h"
 #include "kernels/attention.h"
 #include "kernels/convert_row.h"
@@ -67,8 +68,8 @@ private:
     KvTypes types_;
     ConvertRowFn convert_k_, convert_v_;  // F32 -> storage type, chosen once for this CPU
     int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
-    std::vector<uint8_t> k_;  // [n_layer, n_blocks] keys-in-lanes blocks of block_size * k_row_bytes_, + padding
-    std::vector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
+    CacheLineVector<uint8_t> k_;  // [n_layer, n_blocks] keys-in-lanes blocks of block_size * k_row_bytes_, + padding
+    CacheLineVector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
     BlockPool blocks_;
 };
 

@@ -98,6 +98,20 @@ TEST(KvCacheTest, StoreConvertsAndCopySlotsIsExactForEveryType) {
     }
 }
 
+// Layers whose K blocks and V rows are multiples of 64 bytes start on a
+// cache line, so no 64-byte load of the attention kernels straddles two
+// (depth-4k decode of the random 135M Q4_0 read 3-10% faster once they did).
+TEST(KvCacheTest, LayerPoolsStartOnCacheLines) {
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+        const KvCache cache(3, 3, 64, 5, 16, {t, t});
+        for (int layer = 0; layer < 3; ++layer) {
+            const PagedKv kv = cache.view(layer);
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(kv.k_pool) % 64, 0u) << kv_type_name(t) << layer;
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(kv.v_pool) % 64, 0u) << kv_type_name(t) << layer;
+        }
+    }
+}
+
 TEST(KvCacheTest, BytesPerBlockFollowTheTypes) {
     const int64_t f32 = KvCache::bytes_per_block(30, 192, 16, {GgmlType::F32, GgmlType::F32});
     EXPECT_EQ(f32, 30 * 16 * 192 * 4 * 2);
