@@ -258,10 +258,38 @@ struct AffineKSuper {
         __m512i z[4];
         Bits::weights512(x, z);
         weights_both_halves(z, r.w);
-        const Scales s = scales(x);
-        r.a = both_halves(s.a);
-        r.b = both_halves(s.b);
+        scales_both(x, r.a, r.b);
         return r;
+    }
+    // scales' a and b, each in both halves, from vector ops on the block's
+    // first 16 bytes (d, dmin, and the scales' a, b, c dwords, as
+    // k_scales_mins names them) rather than scalar unpacking: in lanes
+    // [sc_0..7 | mn_0..7], sc_L = a_L & 63 and mn_L = b_L & 63 for L < 4,
+    // else (c_L' & 15 or c_L' >> 4) | (a_L' or b_L') >> 6 << 4 with L' = L - 4.
+    // Each lane's product is scales'.
+    static void scales_both(const Block& x, __m512& a, __m512& b) {
+        static_assert(offsetof(Block, scales) == 4);
+        const __m512i v = _mm512_cvtepu8_epi32(load128(&x));  // bytes 0-15, one a lane
+        const __m512i sm = _mm512_permutexvar_epi32(
+            _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15), v);  // a c | b c
+        const __m512i hi = _mm512_shuffle_i32x4(sm, sm, _MM_SHUFFLE(2, 2, 0, 0));  // a a | b b
+        const __m512i lo6 = _mm512_and_si512(_mm512_srlv_epi32(sm, _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                                                      0, 4, 4, 4, 4)),
+                                             _mm512_setr_epi32(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15,
+                                                               15, 15, 15));
+        const __m512i top2 = _mm512_and_si512(_mm512_srli_epi32(hi, 2),
+                                              _mm512_setr_epi32(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48));
+        uint32_t dd;
+        std::memcpy(&dd, &x, sizeof dd);  // d, dmin
+        const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));
+        constexpr float k = Bits::kOddLaneScale;
+        const __m512 f = _mm512_mul_ps(
+            _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                  _mm512_castps128_ps512(d2)),
+            _mm512_setr_ps(1, k, 1, k, 1, k, 1, k, 1, 1, 1, 1, 1, 1, 1, 1));
+        const __m512 ab = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_or_si512(lo6, top2)), f);
+        a = _mm512_shuffle_f32x4(ab, ab, _MM_SHUFFLE(1, 0, 1, 0));
+        b = _mm512_shuffle_f32x4(ab, ab, _MM_SHUFFLE(3, 2, 3, 2));
     }
     // apply for the two tokens of a pair row (`sup` at its first half).
     static __m512 fma_tokens(const RowBoth& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
