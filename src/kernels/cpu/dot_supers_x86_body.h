@@ -452,9 +452,11 @@ void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* ac
 // second: the pair rows' layout), each half doing the 256-bit arithmetic
 // for its token. A row's weights and scales go into both halves once per
 // block, and each activation field of a token pair is one plain 512-bit
-// load. Rows in the halves against each token's fields broadcast, as
-// before, spent as many shuffle-unit operations (eight field broadcasts a
-// token) as byte dots; here the shuffles are the rows' unpack alone.
+// load (a byte dot's memory operand). Rows in the halves against each
+// token's fields broadcast, as before, spent as many shuffle-unit
+// operations (eight field broadcasts a token) as byte dots; here the
+// shuffles are the rows' unpack alone. A block's rows go one at a time
+// through all token pairs (8 registers of weights live, not 16; Q6_K +8%).
 template <class F, int NR, int NT>
 void super_token_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
                        size_t out_stride) {
@@ -471,14 +473,15 @@ void super_token_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint
     const char* pf = prefetch_start<NR>(w, w_stride);
     for (int64_t ib = 0; ib < nb; ++ib) {
         prefetch_step<NR, Block, 1>(pf, ib, false);
-        typename F::RowBoth rw[NR];
-        for (int r = 0; r < NR; ++r) rw[r] = F::row_both(x[r][ib]);
-        for (int p = 0; p < kPairs; ++p) {
-            const uint8_t* sup = y.quad(2 * p, ib);
-            __m512i yq[8];
-            for (int j = 0; j < 8; ++j) yq[j] = load512(quad_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j));
-            const __m512 d = _mm512_loadu_ps(quad_field(sup, offsetof(ActSuperQ8_K, d)));
-            for (int r = 0; r < NR; ++r) acc[r][p] = F::fma_tokens(rw[r], yq, sup, d, acc[r][p]);
+        for (int r = 0; r < NR; ++r) {
+            const typename F::RowBoth rw = F::row_both(x[r][ib]);
+            for (int p = 0; p < kPairs; ++p) {
+                const uint8_t* sup = y.quad(2 * p, ib);
+                __m512i yq[8];
+                for (int j = 0; j < 8; ++j) yq[j] = load512(quad_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j));
+                const __m512 d = _mm512_loadu_ps(quad_field(sup, offsetof(ActSuperQ8_K, d)));
+                acc[r][p] = F::fma_tokens(rw, yq, sup, d, acc[r][p]);
+            }
         }
     }
     store_pair_sums<NR, NT>(acc, out, out_stride);
