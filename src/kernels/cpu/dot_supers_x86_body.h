@@ -7,8 +7,12 @@
 // scales (and Q4_K's / Q5_K's mins), unpacked once per row and block,
 // apply as per-lane floats. Lane sums are equal integers on AVX2 and VNNI
 // and every tile takes the same float steps, so results are bit-identical
-// across tiles, token counts and levels. Included after dot_quad_tiles_x86_body.h, same
-// namespace.
+// across tiles, token counts and levels. Tiles: AVX2 one row x up to 8
+// tokens at 256 bits; VNNI 4 rows x one token (decode: a row's fields 2i |
+// 2i + 1 in the halves of a vector) or 2 rows x up to 8 tokens (prompts:
+// two tokens per vector, as the pair rows lay them out, against a row's
+// weights and scales in both halves). Included after
+// dot_quad_tiles_x86_body.h, same namespace.
 
 // ---- Shared pieces ----
 
