@@ -249,7 +249,10 @@ struct AffineKSuper {
         Bits::weights512(x, z);
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         chains_one(z, y, lo, hi);
-        return apply(_mm256_add_epi32(lo, hi), scales(x), d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
+        __m512 a, b;
+        scales_both(x, a, b);
+        const Scales s{_mm512_castps512_ps256(a), _mm512_castps512_ps256(b)};
+        return apply(_mm256_add_epi32(lo, hi), s, d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
     }
 
     // One row in both halves of each vector.
