@@ -273,10 +273,10 @@ struct AffineKSuper {
     // k_scales_mins names them) rather than scalar unpacking: in lanes
     // [sc_0..7 | mn_0..7], sc_L = a_L & 63 and mn_L = b_L & 63 for L < 4,
     // else (c_L' & 15 or c_L' >> 4) | (a_L' or b_L') >> 6 << 4 with L' = L - 4.
-    // Each lane's product is scales'.
+    // Each lane gets the product scales() gives it (d * k exactly, k = 1 or 1/16).
     static void scales_both(const Block& x, __m512& a, __m512& b) {
         static_assert(offsetof(Block, scales) == 4);
-        const __m512i v = _mm512_cvtepu8_epi32(load128(&x));  // bytes 0-15, one a lane
+        const __m512i v = _mm512_cvtepu8_epi32(load128(&x));  // the block's bytes 0-15, one per lane
         const __m512i sm = _mm512_permutexvar_epi32(
             _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15), v);  // a c | b c
         const __m512i hi = _mm512_shuffle_i32x4(sm, sm, _MM_SHUFFLE(2, 2, 0, 0));  // a a | b b
