@@ -49,9 +49,7 @@ inline constexpr size_t kTail2Bytes = 2 * 32;
 // field holds four elements of sub-block L (32 elements), so chained byte
 // dots leave each sub-block's dot (fields 0-3 and 4-7: each half's) in its
 // own lane, where its scales apply. msum is Q4_K's and Q5_K's min term, d times the
-// sub-block's sum; neg32 Q6_K's offset, -32 times each half's sum. (These
-// kernels broadcast one token's field to two weight rows rather than load
-// two tokens' at once; they share the pair rows below all the same.)
+// sub-block's sum; neg32 Q6_K's offset, -32 times each half's sum.
 struct ActSuperQ8_K {
     int8_t qs[8][32];      // qs[j][4L + e] = element 32L + 4j + e
     float d[8];            // the block scale in every lane
@@ -62,7 +60,8 @@ static_assert(sizeof(ActSuperQ8_K) == 384);
 
 // Prepared rows come in token pairs: in the row of tokens 2i and 2i+1 each
 // 32-byte field of a quad of token 2i is followed by the same field of token
-// 2i+1, so one 512-bit load fetches a field for both tokens.
+// 2i+1, so one 512-bit load fetches a field for both tokens (the matmul
+// starts the pair rows on a cache line, so such a load never straddles two).
 inline constexpr size_t kQuadField = 32;
 static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadField == 0 &&
               sizeof(ActSuperQ8_K) % kQuadField == 0);

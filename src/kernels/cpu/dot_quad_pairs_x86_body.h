@@ -356,6 +356,27 @@ inline void store_rows(float* out, __m128 rows) {
     }
 }
 
+// The hsum_ps of each half of acc[r][p] (row r of tokens 2p and 2p + 1) to
+// out[token * out_stride + r], all by one hsum_halves.
+template <int NR, int NT>
+inline void store_pair_sums(const __m512 (&acc)[NR][(NT + 1) / 2], float* out, size_t out_stride) {
+    constexpr int kPairs = (NT + 1) / 2;
+    static_assert(NR <= 2 && kPairs <= 4);
+    const __m512 z = _mm512_setzero_ps();
+    __m512 v[2][4];
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < 4; ++p) v[r][p] = r < NR && p < kPairs ? acc[r][p] : z;
+    }
+    // Lanes 4g + r: row r of token g; 4g + 2 + r: row r of token 4 + g.
+    const __m512 sums = hsum_halves(v[0][0], v[0][1], v[1][0], v[1][1], v[0][2], v[0][3], v[1][2], v[1][3]);
+    const __m128 lane[4] = {_mm512_castps512_ps128(sums), _mm512_extractf32x4_ps(sums, 1),
+                            _mm512_extractf32x4_ps(sums, 2), _mm512_extractf32x4_ps(sums, 3)};
+    for (int g = 0; g < 4; ++g) {
+        if (g < NT) store_rows<NR>(out + g * out_stride, lane[g]);
+        if (4 + g < NT) store_rows<NR>(out + (4 + g) * out_stride, _mm_movehl_ps(lane[g], lane[g]));
+    }
+}
+
 template <int NR, int NT, class Block>
 void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
                size_t out_stride) {
@@ -385,19 +406,6 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
         case 3: pair_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }
-    static_assert(NR <= 2 && kPairs <= 4);
-    const __m512 z = _mm512_setzero_ps();
-    __m512 v[2][4];
-    for (int r = 0; r < 2; ++r) {
-        for (int p = 0; p < 4; ++p) v[r][p] = r < NR && p < kPairs ? acc[r][p] : z;
-    }
-    // Lanes 4g + r: row r of token g; 4g + 2 + r: row r of token 4 + g.
-    const __m512 sums = hsum_halves(v[0][0], v[0][1], v[1][0], v[1][1], v[0][2], v[0][3], v[1][2], v[1][3]);
-    const __m128 lane[4] = {_mm512_castps512_ps128(sums), _mm512_extractf32x4_ps(sums, 1),
-                            _mm512_extractf32x4_ps(sums, 2), _mm512_extractf32x4_ps(sums, 3)};
-    for (int g = 0; g < 4; ++g) {
-        if (g < NT) store_rows<NR>(out + g * out_stride, lane[g]);
-        if (4 + g < NT) store_rows<NR>(out + (4 + g) * out_stride, _mm_movehl_ps(lane[g], lane[g]));
-    }
+    store_pair_sums<NR, NT>(acc, out, out_stride);
 }
 

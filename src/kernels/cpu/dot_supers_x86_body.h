@@ -7,8 +7,12 @@
 // scales (and Q4_K's / Q5_K's mins), unpacked once per row and block,
 // apply as per-lane floats. Lane sums are equal integers on AVX2 and VNNI
 // and every tile takes the same float steps, so results are bit-identical
-// across tiles, token counts and levels. Included after dot_quad_tiles_x86_body.h, same
-// namespace.
+// across tiles, token counts and levels. Tiles: AVX2 one row x up to 8
+// tokens at 256 bits; VNNI 4 rows x one token (decode: a row's fields 2i |
+// 2i + 1 in the halves of a vector) or 2 rows x up to 8 tokens (prompts:
+// two tokens per vector, as the pair rows lay them out, against a row's
+// weights and scales in both halves). Included after
+// dot_quad_tiles_x86_body.h, same namespace.
 
 // ---- Shared pieces ----
 
@@ -70,27 +74,15 @@ inline __m256i column(const __m256i (&cols)[4], int j, __m256i idx) {
 }
 
 // 512-bit helpers (templates, so the AVX2 build never compiles them).
+// A row's w[2i] | w[2i + 1] to its w[j] in both halves.
 template <bool kOn = kVnni>
-inline __m512 join_halves(__m256 lo, __m256 hi) {
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
-}
-template <bool kOn = kVnni>
-inline __m512i broadcast_field(const uint8_t* sup, size_t off) {
-    return _mm512_broadcast_i64x4(load256(quad_field(sup, off)));
-}
-template <bool kOn = kVnni>
-inline __m512 broadcast_field_ps(const uint8_t* sup, size_t off) {
-    return both_halves(load_field_ps(sup, off));
-}
-// w[j] of row a | w[j] of row b from each row's w[2i] | w[2i + 1].
-template <bool kOn = kVnni>
-inline void pair_rows(const __m512i (&za)[4], const __m512i (&zb)[4], __m512i (&w)[8]) {
+inline void weights_both_halves(const __m512i (&z)[4], __m512i (&w)[8]) {
     for (int i = 0; i < 4; ++i) {
-        w[2 * i] = _mm512_shuffle_i64x2(za[i], zb[i], 0x44);
-        w[2 * i + 1] = _mm512_shuffle_i64x2(za[i], zb[i], 0xEE);
+        w[2 * i] = _mm512_shuffle_i64x2(z[i], z[i], 0x44);
+        w[2 * i + 1] = _mm512_shuffle_i64x2(z[i], z[i], 0xEE);
     }
 }
-// The two chains over both halves (two rows of one token); two of four
+// The two chains over both halves (one row, two tokens); two of four
 // dots each also halve the latency of one chain of eight (measured faster).
 template <bool kOn = kVnni>
 inline void chains512(const __m512i (&w)[8], const __m512i (&y)[8], __m512i& lo, __m512i& hi) {
@@ -257,30 +249,62 @@ struct AffineKSuper {
         Bits::weights512(x, z);
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         chains_one(z, y, lo, hi);
-        return apply(_mm256_add_epi32(lo, hi), scales(x), d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
+        __m512 a, b;
+        scales_both(x, a, b);
+        const Scales s{_mm512_castps512_ps256(a), _mm512_castps512_ps256(b)};
+        return apply(_mm256_add_epi32(lo, hi), s, d, load_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
     }
 
-    struct RowPair {
+    // One row in both halves of each vector.
+    struct RowBoth {
         __m512i w[8];
         __m512 a, b;
     };
-    static RowPair row_pair(const Block& x0, const Block& x1) {
-        RowPair r;
-        __m512i z0[4], z1[4];
-        Bits::weights512(x0, z0);
-        Bits::weights512(x1, z1);
-        pair_rows(z0, z1, r.w);
-        const Scales s0 = scales(x0), s1 = scales(x1);
-        r.a = join_halves(s0.a, s1.a);
-        r.b = join_halves(s0.b, s1.b);
+    static RowBoth row_both(const Block& x) {
+        RowBoth r;
+        __m512i z[4];
+        Bits::weights512(x, z);
+        weights_both_halves(z, r.w);
+        scales_both(x, r.a, r.b);
         return r;
     }
-    static __m512 fma_pair(const RowPair& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
+    // scales' a and b, each in both halves, from vector ops on the block's
+    // first 16 bytes (d, dmin, and the scales' a, b, c dwords, as
+    // k_scales_mins names them) rather than scalar unpacking: in lanes
+    // [sc_0..7 | mn_0..7], sc_L = a_L & 63 and mn_L = b_L & 63 for L < 4,
+    // else (c_L' & 15 or c_L' >> 4) | (a_L' or b_L') >> 6 << 4 with L' = L - 4.
+    // Each lane gets the product scales() gives it (d * k exactly, k = 1 or 1/16).
+    static void scales_both(const Block& x, __m512& a, __m512& b) {
+        static_assert(offsetof(Block, scales) == 4);
+        const __m512i v = _mm512_cvtepu8_epi32(load128(&x));  // the block's bytes 0-15, one per lane
+        const __m512i sm = _mm512_permutexvar_epi32(
+            _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15), v);  // a c | b c
+        const __m512i hi = _mm512_shuffle_i32x4(sm, sm, _MM_SHUFFLE(2, 2, 0, 0));  // a a | b b
+        const __m512i lo6 = _mm512_and_si512(_mm512_srlv_epi32(sm, _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                                                      0, 4, 4, 4, 4)),
+                                             _mm512_setr_epi32(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15,
+                                                               15, 15, 15));
+        const __m512i top2 = _mm512_and_si512(_mm512_srli_epi32(hi, 2),
+                                              _mm512_setr_epi32(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48));
+        uint32_t dd;
+        std::memcpy(&dd, &x, sizeof dd);  // d, dmin
+        const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));
+        constexpr float k = Bits::kOddLaneScale;
+        const __m512 f = _mm512_mul_ps(
+            _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                  _mm512_castps128_ps512(d2)),
+            _mm512_setr_ps(1, k, 1, k, 1, k, 1, k, 1, 1, 1, 1, 1, 1, 1, 1));
+        const __m512 ab = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_or_si512(lo6, top2)), f);
+        a = _mm512_shuffle_f32x4(ab, ab, _MM_SHUFFLE(1, 0, 1, 0));
+        b = _mm512_shuffle_f32x4(ab, ab, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    // apply for the two tokens of a pair row (`sup` at its first half).
+    static __m512 fma_tokens(const RowBoth& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
         chains512(r.w, y, lo, hi);
         const __m512i dot = _mm512_add_epi32(lo, hi);
         acc = _mm512_fmadd_ps(r.a, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), d), acc);
-        return _mm512_fnmadd_ps(r.b, broadcast_field_ps(sup, offsetof(ActSuperQ8_K, msum)), acc);
+        return _mm512_fnmadd_ps(r.b, _mm512_loadu_ps(quad_field(sup, offsetof(ActSuperQ8_K, msum))), acc);
     }
 };
 
@@ -373,24 +397,23 @@ struct Q6_KSuper {
         return apply(lo, hi, scales(x), d, acc);
     }
 
-    struct RowPair {
+    struct RowBoth {
         __m512i w[8];
         __m512 lo, hi;
     };
-    static RowPair row_pair(const Block& x0, const Block& x1) {
-        RowPair r;
-        __m512i z0[4], z1[4];
-        weights512(x0, z0);
-        weights512(x1, z1);
-        pair_rows(z0, z1, r.w);
-        const Scales s0 = scales(x0), s1 = scales(x1);
-        r.lo = join_halves(s0.lo, s1.lo);
-        r.hi = join_halves(s0.hi, s1.hi);
+    static RowBoth row_both(const Block& x) {
+        RowBoth r;
+        __m512i z[4];
+        weights512(x, z);
+        weights_both_halves(z, r.w);
+        const Scales s = scales(x);
+        r.lo = both_halves(s.lo);
+        r.hi = both_halves(s.hi);
         return r;
     }
-    static __m512 fma_pair(const RowPair& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
-        __m512i lo = broadcast_field(sup, offsetof(ActSuperQ8_K, neg32));
-        __m512i hi = broadcast_field(sup, offsetof(ActSuperQ8_K, neg32) + kQuadField);
+    static __m512 fma_tokens(const RowBoth& r, const __m512i (&y)[8], const uint8_t* sup, __m512 d, __m512 acc) {
+        __m512i lo = load512(quad_field(sup, offsetof(ActSuperQ8_K, neg32)));
+        __m512i hi = load512(quad_field(sup, offsetof(ActSuperQ8_K, neg32) + kQuadField));
         chains512(r.w, y, lo, hi);
         const __m512 t = _mm512_fmadd_ps(r.hi, _mm512_cvtepi32_ps(hi), _mm512_mul_ps(r.lo, _mm512_cvtepi32_ps(lo)));
         return _mm512_fmadd_ps(t, d, acc);
@@ -432,45 +455,43 @@ void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* ac
     }
 }
 
-// Two rows per 512-bit vector on VNNI (lanes 0-7 the first): each half does
-// the 256-bit arithmetic for its row and a token's activation fields are
-// broadcast to both halves, so the registers hold one set of eight weight
-// vectors per row pair, a tile of 2 rows x 8 tokens fits, and each
-// activation field is loaded once for both rows. An odd last row is paired
-// with itself.
+// Two tokens per 512-bit vector on VNNI (lanes 0-7 the first, 8-15 the
+// second: the pair rows' layout), each half doing the 256-bit arithmetic
+// for its token. A row's weights and scales go into both halves once per
+// block, and each activation field of a token pair is one plain 512-bit
+// load (a byte dot's memory operand). Rows in the halves against each
+// token's fields broadcast, as before, spent as many shuffle-unit
+// operations (eight field broadcasts a token) as byte dots; here the
+// shuffles are the rows' unpack alone. A block's rows go one at a time
+// through all token pairs (8 registers of weights live, not 16; Q6_K +8%).
 template <class F, int NR, int NT>
-void super_row_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-                     size_t out_stride) {
+void super_token_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+                       size_t out_stride) {
+    static_assert(NT % 2 == 0);
+    constexpr int kPairs = NT / 2;
     using Block = typename F::Block;
-    constexpr int kPairs = (NR + 1) / 2;
-    const Block* x[2 * kPairs];
-    for (int r = 0; r < 2 * kPairs; ++r) x[r] = reinterpret_cast<const Block*>(w + std::min(r, NR - 1) * w_stride);
+    const Block* x[NR];
+    super_rows_start<Block, NR>(w, w_stride, x);
     const SuperTokens<NT> y(act, stride);
-    __m512 acc[kPairs][NT];
-    for (int p = 0; p < kPairs; ++p) {
-        for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
+    __m512 acc[NR][kPairs];
+    for (int r = 0; r < NR; ++r) {
+        for (int p = 0; p < kPairs; ++p) acc[r][p] = _mm512_setzero_ps();
     }
     const char* pf = prefetch_start<NR>(w, w_stride);
-    const bool stream = stream_weights<NT>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        prefetch_step<NR, Block, 1>(pf, ib, stream);
-        typename F::RowPair rp[kPairs];
-        for (int p = 0; p < kPairs; ++p) rp[p] = F::row_pair(x[2 * p][ib], x[2 * p + 1][ib]);
-        for (int t = 0; t < NT; ++t) {
-            const uint8_t* sup = y.quad(t, ib);
-            __m512i yq[8];
-            for (int j = 0; j < 8; ++j) yq[j] = broadcast_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j);
-            const float* d_field = reinterpret_cast<const float*>(quad_field(sup, offsetof(ActSuperQ8_K, d)));
-            const __m512 d = _mm512_set1_ps(*d_field);
-            for (int p = 0; p < kPairs; ++p) acc[p][t] = F::fma_pair(rp[p], yq, sup, d, acc[p][t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) {
+        prefetch_step<NR, Block, 1>(pf, ib, false);
         for (int r = 0; r < NR; ++r) {
-            const __m512 v = acc[r / 2][t];
-            out[t * out_stride + r] = hsum_ps(r % 2 == 0 ? _mm512_castps512_ps256(v) : upper_half(v));
+            const typename F::RowBoth rw = F::row_both(x[r][ib]);
+            for (int p = 0; p < kPairs; ++p) {
+                const uint8_t* sup = y.quad(2 * p, ib);
+                __m512i yq[8];
+                for (int j = 0; j < 8; ++j) yq[j] = load512(quad_field(sup, offsetof(ActSuperQ8_K, qs) + kQuadField * j));
+                const __m512 d = _mm512_loadu_ps(quad_field(sup, offsetof(ActSuperQ8_K, d)));
+                acc[r][p] = F::fma_tokens(rw, yq, sup, d, acc[r][p]);
+            }
         }
     }
+    store_pair_sums<NR, NT>(acc, out, out_stride);
 }
 
 // One token (decode) on VNNI: per row, four 512-bit dots over its w[2i] |
@@ -512,8 +533,11 @@ void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_
         super_tile<F, NR - kRows, NT>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
     } else if constexpr (kVnni && NT == 1) {
         super_one_token_rows<F, NR>(nb, w, ws, a, o);
-    } else if constexpr (kVnni) {
-        super_row_pairs<F, NR, NT>(nb, w, ws, a, as, o, os);
+    } else if constexpr (kVnni && NT % 2 == 0) {
+        super_token_pairs<F, NR, NT>(nb, w, ws, a, as, o, os);
+    } else if constexpr (kVnni) {  // the odd last token (token NT - 1: the first of its pair row) alone
+        super_token_pairs<F, NR, NT - 1>(nb, w, ws, a, as, o, os);
+        super_tile<F, NR, 1>(nb, w, ws, a + (NT - 1) / 2 * as, as, o + (NT - 1) * os, os);
     } else {
         super_rows<F, NR, NT>(nb, w, ws, a, as, o, os);
     }
