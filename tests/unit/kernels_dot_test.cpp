@@ -105,9 +105,11 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     // 7 and 10 blocks: a step of four and a partial one of three or two
     // (the AVX-512 pair tiles read two-block tails from their own fields);
     // 50: a row longer than kShortRowMaxBlocks, which one-token tiles take
-    // two rows at a time.
+    // two rows at a time; 98 and 103: rows the AVX-512 pair tiles take in
+    // chunks (kChunkedMinBlocks), a last chunk of four blocks and a tail of
+    // two or three.
     for (GgmlType t : kWeightTypes) {
-        for (int64_t blocks : {7, 10, 50}) {
+        for (int64_t blocks : {7, 10, 50, 98, 103}) {
             const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * blocks;
             const GgmlType at = activation_type_for(t);
             const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);

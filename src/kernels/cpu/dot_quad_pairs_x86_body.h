@@ -377,23 +377,21 @@ inline void store_pair_sums(const __m512 (&acc)[NR][(NT + 1) / 2], float* out, s
     }
 }
 
+// Full steps [ib0, ib1) of a pair tile.
 template <int NR, int NT, class Block>
-void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-               size_t out_stride) {
-    const Block* x[NR];
-    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
-    const ActTokens<Block, NT> y(act, stride);
-    constexpr int kPairs = (NT + 1) / 2;
-    __m512 acc[NR][kPairs];
-    for (int r = 0; r < NR; ++r) {
-        for (int p = 0; p < kPairs; ++p) acc[r][p] = _mm512_setzero_ps();
-    }
-    const char* pf = prefetch_start<NR>(w, w_stride);
-    int64_t ib = 0;
-    for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
+inline void pair_steps(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, const char* pf, int64_t ib0,
+                       int64_t ib1, __m512 (&acc)[NR][(NT + 1) / 2]) {
+    for (int64_t ib = ib0; ib < ib1; ib += kQuadBlocks) {
         prefetch_step<NR, Block, kQuadBlocks>(pf, ib, false);
         pair_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
     }
+}
+
+// A pair tile's last, partial step and its sums.
+template <int NR, int NT, class Block>
+inline void pair_finish(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t nb,
+                        __m512 (&acc)[NR][(NT + 1) / 2], float* out, size_t out_stride) {
+    const int64_t ib = nb - nb % kQuadBlocks;
     switch (nb - ib) {
         case 1: pair_step<NR, NT, 1>(x, y, ib, acc); break;
         case 2:
@@ -409,3 +407,68 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     store_pair_sums<NR, NT>(acc, out, out_stride);
 }
 
+template <int NR, int NT, class Block>
+void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+               size_t out_stride) {
+    const Block* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+    const ActTokens<Block, NT> y(act, stride);
+    constexpr int kPairs = (NT + 1) / 2;
+    __m512 acc[NR][kPairs];
+    for (int r = 0; r < NR; ++r) {
+        for (int p = 0; p < kPairs; ++p) acc[r][p] = _mm512_setzero_ps();
+    }
+    pair_steps<NR, NT>(x, y, prefetch_start<NR>(w, w_stride), 0, nb - nb % kQuadBlocks, acc);
+    pair_finish<NR, NT>(x, y, nb, acc, out, out_stride);
+}
+
+// Rows of at least this many blocks go through pair_rows_chunked: there a
+// tile's eight tokens read at least 43 KB of prepared activations (56 bytes
+// a block and token), most of the 48 KB L1. Chunking rows of 48 and 64
+// blocks (1536 and 2048 wide: 21 and 29 KB) made them 3-8% slower.
+inline constexpr int64_t kChunkedMinBlocks = 96;
+// Blocks a chunk: 7 KB of activations for eight tokens (8, 16 and 24
+// measured alike).
+inline constexpr int64_t kChunkBlocks = 16;
+
+// Two pair tiles (rows 0-1 and 2-3) over the same tokens on long rows,
+// taking turns chunk by chunk, so that the second reads each chunk's
+// activations from L1; one tile after the other, each read all of them
+// from L2, which bound the 1.1B's 5632-wide rows (Q4_0 kernel on 2048 x
+// 5632, one thread: 172 -> 226 G multiply-adds/s). Each tile's
+// accumulators wait in memory between its chunks; every lane takes the
+// same steps in the same order as in pair_rows, so the bits are the same.
+template <int NT, class Block>
+void pair_rows_chunked(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+                       size_t out_stride) {
+    constexpr int kPairs = (NT + 1) / 2;
+    const Block* x[2][2];
+    const char* pf[2];
+    for (int t = 0; t < 2; ++t) {
+        for (int r = 0; r < 2; ++r) x[t][r] = reinterpret_cast<const Block*>(w + (2 * t + r) * w_stride);
+        pf[t] = prefetch_start<2>(w + 2 * t * w_stride, w_stride);
+    }
+    const ActTokens<Block, NT> y(act, stride);
+    __m512 acc[2][2][kPairs];
+    for (auto& tile : acc) {
+        for (auto& row : tile) {
+            for (__m512& v : row) v = _mm512_setzero_ps();
+        }
+    }
+    const int64_t full = nb - nb % kQuadBlocks;
+    for (int64_t ib0 = 0; ib0 < full; ib0 += kChunkBlocks) {
+        const int64_t ib1 = std::min(full, ib0 + kChunkBlocks);
+        for (int t = 0; t < 2; ++t) {
+            // A local copy, which GCC keeps in registers through the steps.
+            __m512 a[2][kPairs];
+            for (int r = 0; r < 2; ++r) {
+                for (int p = 0; p < kPairs; ++p) a[r][p] = acc[t][r][p];
+            }
+            pair_steps<2, NT>(x[t], y, pf[t], ib0, ib1, a);
+            for (int r = 0; r < 2; ++r) {
+                for (int p = 0; p < kPairs; ++p) acc[t][r][p] = a[r][p];
+            }
+        }
+    }
+    for (int t = 0; t < 2; ++t) pair_finish<2, NT>(x[t], y, nb, acc[t], out + 2 * t, out_stride);
+}

@@ -40,6 +40,9 @@ void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, s
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
     constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
+    if constexpr (kVnni && NR == 2 * kRows && NT >= 2 && NT <= kToks) {
+        if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, a, as, o, os);
+    }
     if constexpr (NR > kRows) {
         quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
         quad_tile<NR - kRows, NT, Block>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
