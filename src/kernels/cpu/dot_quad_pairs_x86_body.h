@@ -167,6 +167,31 @@ inline void add_fifth_bits_pair(const Block* x, WeightPair& w) {
                        w.q);
 }
 
+// Q4_0's 18-byte blocks put the eight-byte groups a full step's b07 takes
+// (bytes 0-7 of each block's qs) within its first 64 bytes, and those of
+// b8f (bytes 8-15) within the 64 from byte 8.
+template <class Block>
+inline constexpr bool kOneLoadGroups =
+    std::is_same_v<Block, BlockQ4_0> && 3 * sizeof(Block) + offsetof(Block, qs) + 8 <= 64;
+
+// Bytes `from`..`from` + 7 of the qs of a full step's blocks, in the qword
+// order (a, c, b, d) of both halves: one load and one word permute, where
+// the inserts and qword permute below cost five shuffle-unit operations
+// for two such vectors.
+template <class Block>
+inline __m512i step_groups(const Block* x, int from) {
+    static_assert(offsetof(Block, qs) % 2 == 0 && sizeof(Block) % 2 == 0);
+    constexpr int kQs = offsetof(Block, qs) / 2, kBlockWords = sizeof(Block) / 2;
+    constexpr int a = kQs, b = kQs + kBlockWords, c = kQs + 2 * kBlockWords, d = kQs + 3 * kBlockWords;
+    const __m512i idx = _mm512_setr_epi32(a | (a + 1) << 16, (a + 2) | (a + 3) << 16, c | (c + 1) << 16,
+                                          (c + 2) | (c + 3) << 16, b | (b + 1) << 16, (b + 2) | (b + 3) << 16,
+                                          d | (d + 1) << 16, (d + 2) | (d + 3) << 16, a | (a + 1) << 16,
+                                          (a + 2) | (a + 3) << 16, c | (c + 1) << 16, (c + 2) | (c + 3) << 16,
+                                          b | (b + 1) << 16, (b + 2) | (b + 3) << 16, d | (d + 1) << 16,
+                                          (d + 2) | (d + 3) << 16);
+    return _mm512_permutexvar_epi16(idx, load512(reinterpret_cast<const uint8_t*>(x) + from));
+}
+
 // load_weight_quad straight into both halves: the blocks' bytes are loaded
 // side by side into 512-bit vectors and one qword permute per field picks
 // its groups for both halves at once (an unpack and a broadcast per field
@@ -196,13 +221,19 @@ inline WeightPair load_weight_pair(const Block* x) {
     if constexpr (kNibbles<Block>) {
         // Qword 2k of z: bytes 0..7 of block k, 2k + 1: bytes 8..15 (the
         // (a, c, b, d) groups of load_weight_quad's b07 and b8f).
-        __m512i z = _mm512_setzero_si512();
-        if constexpr (NB > 0) z = _mm512_castsi128_si512(load128(x[0].qs));
-        if constexpr (NB > 1) z = _mm512_inserti32x4(z, load128(x[1].qs), 1);
-        if constexpr (NB > 2) z = _mm512_inserti32x4(z, load128(x[2].qs), 2);
-        if constexpr (NB > 3) z = _mm512_inserti32x4(z, load128(x[3].qs), 3);
-        const __m512i b07 = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 2, 6, 0, 4, 2, 6), z);
-        const __m512i b8f = _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 5, 3, 7, 1, 5, 3, 7), z);
+        __m512i b07, b8f;
+        if constexpr (kOneLoadGroups<Block> && NB == kQuadBlocks) {
+            b07 = step_groups(x, 0);
+            b8f = step_groups(x, 8);
+        } else {
+            __m512i z = _mm512_setzero_si512();
+            if constexpr (NB > 0) z = _mm512_castsi128_si512(load128(x[0].qs));
+            if constexpr (NB > 1) z = _mm512_inserti32x4(z, load128(x[1].qs), 1);
+            if constexpr (NB > 2) z = _mm512_inserti32x4(z, load128(x[2].qs), 2);
+            if constexpr (NB > 3) z = _mm512_inserti32x4(z, load128(x[3].qs), 3);
+            b07 = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 2, 6, 0, 4, 2, 6), z);
+            b8f = _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 5, 3, 7, 1, 5, 3, 7), z);
+        }
         const __m512i m4 = _mm512_set1_epi8(0x0F);
         w.q[0] = _mm512_and_si512(b07, m4);
         w.q[1] = _mm512_and_si512(b8f, m4);
