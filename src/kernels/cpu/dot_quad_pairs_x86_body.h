@@ -1,7 +1,15 @@
 // The AVX-512 pair tiles of the legacy block formats: two tokens (or, in
 // the shared helpers, two rows) per 512-bit vector, each half doing the
 // 256-bit arithmetic of dot_quads_x86_body.h. Included after it, same
-// namespace.
+// namespace. On this CPU the byte dots share their two pipes with the
+// float multiplies and FMAs, and shuffle-unit operations (inserts,
+// permutes, in-lane shuffles alike) slow them down too once those pipes
+// are busy: a step's weight unpack is therefore built from as few of them
+// as a format allows (Q4_0 / Q4_1: step_groups), and scale products for
+// both rows at once, which saved four multiplies a step for twelve in-lane
+// shuffles, measured 10% slower. Rows too long for a tile's activations
+// to stay in L1 go two tiles at a time, chunk by chunk
+// (pair_rows_chunked).
 
 // AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
 // second), each half doing exactly quad_rows' 256-bit arithmetic, so results
@@ -203,10 +211,12 @@ inline __m512i step_groups(const Block* x) {
     }
 }
 
-// load_weight_quad straight into both halves: the blocks' bytes are loaded
-// side by side into 512-bit vectors and one qword permute per field picks
-// its groups for both halves at once (an unpack and a broadcast per field
-// before, when the weight side was about a third of a step's instructions).
+// load_weight_quad straight into both halves: Q4_0's and Q4_1's groups by
+// word permutes straight from the step's bytes (step_groups); the other
+// formats' blocks are loaded side by side into 512-bit vectors and one
+// qword permute per field picks its groups for both halves at once (an
+// unpack and a broadcast per field before, when the weight side was about
+// a third of a step's instructions).
 template <int NB, class Block>
 inline WeightPair load_weight_pair(const Block* x) {
     WeightPair w;

@@ -36,7 +36,8 @@ void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, s
 // Splits a tile into shapes whose weight quads, one token's activations and
 // accumulators fit the register file: with AVX-512's 32 registers 4 rows for
 // one token (decode; two for rows longer than kShortRowMaxBlocks) or 2 rows
-// x 8 tokens; with AVX2's 16, 1 row x 2 tokens.
+// x 8 tokens (4 rows of at least kChunkedMinBlocks: two such tiles taking
+// turns by chunks of the row); with AVX2's 16, 1 row x 2 tokens.
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
     constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
