@@ -36,12 +36,15 @@ void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, s
 // Splits a tile into shapes whose weight quads, one token's activations and
 // accumulators fit the register file: with AVX-512's 32 registers 4 rows for
 // one token (decode; two for rows longer than kShortRowMaxBlocks) or 2 rows
-// x 8 tokens (4 rows of at least kChunkedMinBlocks: two such tiles taking
-// turns by chunks of the row); with AVX2's 16, 1 row x 2 tokens.
+// x 8 tokens (4 rows x 8 tokens of at least kChunkedMinBlocks: two such
+// tiles taking turns by chunks of the row; for 8 tokens only, as the
+// prompt runs them: instantiated for every token count it pushed GCC past
+// its inlining limits, which left other tiles' helpers out of line, Q8_0
+// pp512 4% slower); with AVX2's 16, 1 row x 2 tokens.
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
     constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
-    if constexpr (kVnni && NR == 2 * kRows && NT >= 2 && NT <= kToks) {
+    if constexpr (kVnni && NR == 2 * kRows && NT == kToks) {
         if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, a, as, o, os);
     }
     if constexpr (NR > kRows) {
