@@ -9,7 +9,9 @@
 // both rows at once, which saved four multiplies a step for twelve in-lane
 // shuffles, measured 10% slower. Rows too long for a tile's activations
 // to stay in L1 go two tiles at a time, chunk by chunk
-// (pair_rows_chunked).
+// (pair_rows_chunked); 8-token tiles on rows of 4k + 2 blocks (576 wide)
+// by a loop that keeps the accumulators in registers through the two-block
+// tail (pair_rows_tail2), which had cost more than a full step.
 
 // AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
 // second), each half doing exactly quad_rows' 256-bit arithmetic, so results
@@ -459,9 +461,45 @@ inline void pair_finish(const Block* const (&x)[NR], const ActTokens<Block, NT>&
     store_pair_sums<NR, NT>(acc, out, out_stride);
 }
 
+// pair_rows on rows of 4k + 2 blocks, k >= 1 (the 135M's 576-wide rows: 18
+// blocks), straight from the full steps to pair_tail2. The steps run as a
+// do-while, which cannot run zero times: with pair_rows' for loop and
+// switch, GCC kept the accumulators in memory from the loop's exit, and
+// the tail read them back (kernel, 576-wide rows, one thread, CPU time:
+// 220 -> 233-239 G multiply-adds/s; same steps in the same order, same bits).
+// For full 8-token tiles only, as the prompt runs them: for every token
+// count it pushed GCC past its inlining limits (load_weight_pair of the
+// other formats' partial steps went out of line).
+template <int NR, int NT, class Block>
+void pair_rows_tail2(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
+                     size_t out_stride) {
+    const Block* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
+    const ActTokens<Block, NT> y(act, stride);
+    constexpr int kPairs = (NT + 1) / 2;
+    __m512 acc[NR][kPairs];
+    for (int r = 0; r < NR; ++r) {
+        for (int p = 0; p < kPairs; ++p) acc[r][p] = _mm512_setzero_ps();
+    }
+    const char* pf = prefetch_start<NR>(w, w_stride);
+    int64_t ib = 0;
+    do {
+        prefetch_step<NR, Block, kQuadBlocks>(pf, ib, false);
+        pair_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
+        ib += kQuadBlocks;
+    } while (ib < nb - 2);
+    pair_tail2<NR, NT>(x, y, nb - 2, acc);  // = ib, which GCC made 6% slower
+    store_pair_sums<NR, NT>(acc, out, out_stride);
+}
+
 template <int NR, int NT, class Block>
 void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
                size_t out_stride) {
+    if constexpr (kTail2<Block> && NT == kMaxDotTokens) {
+        if (nb % kQuadBlocks == 2 && nb > kQuadBlocks) {
+            return pair_rows_tail2<NR, NT, Block>(nb, w, w_stride, act, stride, out, out_stride);
+        }
+    }
     const Block* x[NR];
     for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const Block*>(w + r * w_stride);
     const ActTokens<Block, NT> y(act, stride);
