@@ -29,7 +29,13 @@ uint32_t int8_chains_avx512(int64_t iters) {
     }
     __m512i s = acc[0];
     for (int i = 1; i < kChains; ++i) s = _mm512_add_epi32(s, acc[i]);
-    return static_cast<uint32_t>(_mm512_reduce_add_epi32(s));
+    // Summed as unsigned: the chains wrap, and _mm512_reduce_add_epi32 adds
+    // signed ints (an overflow UBSan reports).
+    alignas(64) uint32_t lanes[16];
+    _mm512_store_si512(lanes, s);
+    uint32_t total = 0;
+    for (uint32_t v : lanes) total += v;
+    return total;
 }
 
 }  // namespace tessera::x86
