@@ -9,6 +9,7 @@
 #include <atomic>
 #include <span>
 
+#include "core/cache_line_vector.h"
 #include "core/check.h"
 #include "kernels/act_quads.h"
 #include "kernels/convert_row.h"
@@ -130,11 +131,9 @@ void slice_tasks(MatmulJob& job, int n_threads) {
     }
 }
 
-constexpr size_t kCacheLine = 64;
-
 // Bytes from p to the first cache-line boundary at or after it.
 size_t bytes_to_next_line(const uint8_t* p) {
-    return (kCacheLine - reinterpret_cast<uintptr_t>(p) % kCacheLine) % kCacheLine;
+    return (kCacheLineBytes - reinterpret_cast<uintptr_t>(p) % kCacheLineBytes) % kCacheLineBytes;
 }
 
 // Quantizes the n_tok rows of x into scratch, followed by their ActQuads
@@ -149,7 +148,7 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
     // the quantized rows directly (Q4_K pp512 tile 20% slower).
     const size_t act_bytes = stride * static_cast<size_t>(n_tok);
     const size_t quads_len = quads_stride * static_cast<size_t>((n_tok + 1) / 2);
-    const size_t need = act_bytes + (quads ? kCacheLine - 1 + quads_len : 0);
+    const size_t need = act_bytes + (quads ? kCacheLineBytes - 1 + quads_len : 0);
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
     const size_t quads_at = act_bytes + (quads ? bytes_to_next_line(base + act_bytes) : 0);
