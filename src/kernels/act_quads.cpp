@@ -1,11 +1,13 @@
 // Builds the ActQuad / ActQuadQ8_1 / ActSuperQ8_K pair rows from Q8_0 / Q8_1 /
-// Q8_K blocks (plain C++: it runs once per token and matmul, not per weight
-// row).
+// Q8_K blocks: plain C++ (it runs once per token and matmul, not per weight
+// row), the whole quads of Q8_0 / Q8_1 rows by AVX-512 at the VNNI level
+// (kernels/cpu/act_quads_avx512.cpp, the same bytes).
 #include "kernels/act_quads.h"
 
 #include <cstring>
 
 #include "core/check.h"
+#include "kernels/cpu/act_quads_x86.h"
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 
@@ -69,10 +71,11 @@ void store_tail2(const Block& a, const Block& b, int64_t quads, size_t quad_byte
     for (int u = 0; u < 2; ++u) std::memcpy(pair + 2 * kQuadField * u + kQuadField * half, t[u], kQuadField);
 }
 
+// Quads q0 on (those before written already).
 template <class Block, class Quad, void (*kPut)(const Block&, int, Quad&)>
-void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
+void prepare(int64_t nb, const uint8_t* q_row, int half, uint8_t* out, int64_t q0) {
     const auto* y = reinterpret_cast<const Block*>(q_row);
-    int64_t q = 0;
+    int64_t q = q0;
     for (; q * kQuadBlocks < nb; ++q) {
         Quad a{};  // zero: blocks past the row end contribute nothing
         for (int k = 0; k < kQuadBlocks && q * kQuadBlocks + k < nb; ++k) kPut(y[q * kQuadBlocks + k], k, a);
@@ -105,16 +108,19 @@ size_t act_quad_pairs_bytes(GgmlType act, int64_t n) {
            (has_tail2(n / kQK) ? 2 * kTail2Bytes : 0);
 }
 
-void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out) {
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out, SimdLevel level) {
     TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
     if (act == GgmlType::Q8_K) {
         TS_CHECK(n % kQKK == 0);
         prepare_q8_k(n / kQKK, q_row, half, out);
-    } else if (act == GgmlType::Q8_0) {
-        prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out);
+        return;
+    }
+    TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
+    const int64_t q0 = level == SimdLevel::Avx512Vnni ? x86::avx512_prepare_full_quads(act, n / kQK, q_row, half, out) : 0;
+    if (act == GgmlType::Q8_0) {
+        prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out, q0);
     } else {
-        TS_CHECK(act == GgmlType::Q8_1);
-        prepare<BlockQ8_1, ActQuadQ8_1, put_q8_1>(n / kQK, q_row, half, out);
+        prepare<BlockQ8_1, ActQuadQ8_1, put_q8_1>(n / kQK, q_row, half, out, q0);
     }
 }
 

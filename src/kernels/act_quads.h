@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "gguf/ggml_type.h"
+#include "kernels/dot_kernels.h"
 
 namespace tessera {
 
@@ -72,7 +73,8 @@ static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadFi
 size_t act_quad_pairs_bytes(GgmlType act, int64_t n);
 
 // Writes token `half` (0 or 1) of the pair row `out` from q_row, its n
-// elements as `act` blocks.
-void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out);
+// elements as `act` blocks; the same bytes at every level (the VNNI level
+// has a SIMD build, the others the plain one).
+void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out, SimdLevel level);
 
 }  // namespace tessera

@@ -159,7 +159,7 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
             convert(x + t * cols, row, cols);
             if (quads) {
                 prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
-                                  base + quads_at + static_cast<size_t>(t / 2) * quads_stride);
+                                  base + quads_at + static_cast<size_t>(t / 2) * quads_stride, level);
             }
         }
     };

@@ -134,7 +134,7 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                     tile_acts.assign(tile_stride * kMaxDotTokens / 2, 0);
                     for (int j = 0; j < kMaxDotTokens; ++j) {
                         prepare_act_quads(at, n, acts.data() + j * stride, j % 2,
-                                          tile_acts.data() + j / 2 * tile_stride);
+                                          tile_acts.data() + j / 2 * tile_stride, level);
                     }
                 }
                 for (int nr = 1; nr <= kMaxDotRows; ++nr) {

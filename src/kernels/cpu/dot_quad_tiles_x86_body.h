@@ -95,7 +95,8 @@ void one_row_quads_dot(int64_t n, const void* w, const uint8_t* act, size_t stri
     const size_t qb = act_quad_pairs_bytes(kAct, n);
     std::vector<uint8_t> quads(qb * static_cast<size_t>((n_act + 1) / 2));
     for (int t = 0; t < n_act; ++t) {
-        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, t % 2, quads.data() + t / 2 * qb);
+        prepare_act_quads(kAct, n, act + static_cast<size_t>(t) * stride, t % 2, quads.data() + t / 2 * qb,
+                          SimdLevel::Scalar);
     }
     rows_dot<Tile>(n, static_cast<const uint8_t*>(w), 0, 1, quads.data(), qb, n_act, out, 1);
 }

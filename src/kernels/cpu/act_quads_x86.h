@@ -1,0 +1,17 @@
+// The AVX-512 build of the ActQuad / ActQuadQ8_1 pair-row preparation
+// (kernels/act_quads.h): the same bytes as the plain C++ one, whole quads
+// at a time. Only called after a CPUID check for the VNNI level.
+#pragma once
+
+#include <cstdint>
+
+#include "gguf/ggml_type.h"
+
+namespace tessera::x86 {
+
+// Writes the first nb / 4 quads of token `half` of the pair row `out` from
+// a row of nb Q8_0 (act Q8_0) or Q8_1 (act Q8_1) blocks; returns how many
+// it wrote. The caller does the rest of the row.
+int64_t avx512_prepare_full_quads(GgmlType act, int64_t nb, const uint8_t* q_row, int half, uint8_t* out);
+
+}  // namespace tessera::x86
