@@ -2,11 +2,21 @@
 // tensor/: callers use quant.h. nb is always a count of blocks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "tensor/quant_blocks.h"
 
 namespace tessera::quant_detail {
+
+// An activation quantizer's value: v rounded half to even, and -128 where
+// v is NaN or beyond the int range (a NaN element, an infinity times a zero
+// inverse scale, a block of subnormals whose inverse scale overflows).
+// x86's float-to-int conversion gives INT_MIN there, which the SIMD
+// quantizers make -128; a plain cast would be undefined behaviour.
+inline int quantized_value(float v) {
+    return std::fabs(v) < 2147483648.0f ? static_cast<int>(std::nearbyint(v)) : -128;
+}
 
 // Legacy 32-element formats (quant_legacy.cpp).
 void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t nb);

@@ -123,7 +123,7 @@ void quantize_q8_k(const float* x, BlockQ8_K* y, int64_t nb) {
         }
         const float iscale = -127.0f / max;
         for (int e = 0; e < kQKK; ++e) {
-            const int v = static_cast<int>(std::nearbyint(iscale * x[e]));
+            const int v = quantized_value(iscale * x[e]);
             y[i].qs[e] = static_cast<int8_t>(std::min(127, v));
         }
         for (int g = 0; g < kQKK / 16; ++g) {

@@ -93,7 +93,7 @@ float quantize_act_block(const float* x, int8_t* qs, int* sum) {
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     int s = 0;
     for (int j = 0; j < kQK; ++j) {
-        const int v = static_cast<int>(std::nearbyint(x[j] * id));
+        const int v = quantized_value(x[j] * id);
         qs[j] = static_cast<int8_t>(v);
         s += v;
     }

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -87,6 +89,43 @@ TEST(ConvertRowTest, MatchesQuantizeRowForEveryTarget) {
                 quantize_row(t, x.data(), want.data(), n);
                 find_convert_row(t, level)(x.data(), got.data(), n);
                 ASSERT_EQ(want, got) << ggml_type_name(t) << " " << simd_level_name(level) << " n=" << n;
+            }
+        }
+    }
+}
+
+// Q8_0 / Q8_1 / Q8_K rows with special blocks: all zero (inverse scale 0),
+// -0 only, a NaN (skipped by the max, quantized to -128), an infinity (its
+// block's other values times a zero inverse), subnormals only (an inverse
+// scale that overflows), a huge value and a tiny block. Every level must
+// write the reference's bytes (the SIMD levels once wrote -128 where the
+// reference's cast of NaN, undefined behaviour, gave 0).
+TEST(ConvertRowTest, Q8BlocksWithSpecialValuesMatchQuantizeRow) {
+    std::mt19937 rng(29);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int lv = 0; lv <= static_cast<int>(best_simd_level()); ++lv) {
+        const auto level = static_cast<SimdLevel>(lv);
+        for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K}) {
+            for (int64_t blocks : {1, 8, 15, 16, 17, 33, 40}) {
+                if (t == GgmlType::Q8_K && blocks % 8 != 0) continue;  // 256-element blocks
+                const int64_t n = blocks * 32;
+                auto x = test::random_floats(rng, n, 3.0f);
+                auto fill = [&](int64_t b, float v) { std::fill(x.begin() + 32 * b, x.begin() + 32 * (b + 1), v); };
+                fill(0, 0.0f);
+                if (blocks > 1) fill(1, -0.0f);
+                if (blocks > 2) x[2 * 32 + 7] = nan;
+                if (blocks > 3) x[3 * 32 + 1] = -inf;
+                if (blocks > 4) fill(4, 1e-40f);
+                if (blocks > 5) x[5 * 32 + 31] = 3e38f;
+                if (blocks > 6) fill(6, 1e-30f);
+                const size_t bytes = *ggml_row_bytes(t, n);
+                std::vector<uint8_t> want(bytes), got(bytes, 0xAB);
+                quantize_row(t, x.data(), want.data(), n);
+                find_convert_row(t, level)(x.data(), got.data(), n);
+                const auto diff = std::mismatch(want.begin(), want.end(), got.begin());
+                EXPECT_TRUE(diff.first == want.end())
+                    << ggml_type_name(t) << " " << simd_level_name(level) << " blocks " << blocks << ": byte "
+                    << (diff.first - want.begin()) << " is " << int{*diff.second} << ", want " << int{*diff.first};
             }
         }
     }

@@ -35,8 +35,12 @@ float quantize_block(const float* x, int8_t* qs, int* sum) {
     const float a = _mm_cvtss_f32(m);
     const float d = a / 127.0f;
     const __m256 id = _mm256_set1_ps(a != 0.0f ? 127.0f / a : 0.0f);
-    __m256i q[4];  // round to nearest even: the default MXCSR mode, as nearbyint
-    for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], id));
+    // Round to nearest even (the default MXCSR mode, as nearbyint); a NaN
+    // or out-of-range product converts to INT_MIN, which the max makes -128
+    // as the reference's quantized_value does, sums included.
+    __m256i q[4];
+    const __m256i lowest = _mm256_set1_epi32(-128);
+    for (int k = 0; k < 4; ++k) q[k] = _mm256_max_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v[k], id)), lowest);
     if constexpr (kSum) {
         const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
         __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
@@ -44,7 +48,7 @@ float quantize_block(const float* x, int8_t* qs, int* sum) {
         s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
         *sum = _mm_cvtsi128_si32(s4);
     }
-    // |q| <= 127, so the saturating packs are exact; they interleave 128-bit
+    // -128 <= q <= 127, so the saturating packs are exact; they interleave 128-bit
     // lanes, which the permute undoes.
     const __m256i p16a = _mm256_packs_epi32(q[0], q[1]), p16b = _mm256_packs_epi32(q[2], q[3]);
     const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b),
