@@ -36,21 +36,47 @@ int unit_bytes(GgmlType t, int64_t x) {
     }
 }
 
+// kFixed: every unit is kFixed bytes (F32, F16, BF16), so the copies below
+// are inlined moves; 0: unit_bytes per unit (Q8_0). The general loop's
+// per-element memcpy calls were 1.1% of a 135M pp512 (F16 keys).
+template <int kFixed>
+size_t unit_at(GgmlType t, int64_t x) {
+    return static_cast<size_t>(kFixed != 0 ? kFixed : unit_bytes(t, x));
+}
+
+template <int kFixed>
+void scatter_units(GgmlType t, const uint8_t* src, int64_t x0, int64_t n, int block_size, int key, uint8_t* block) {
+    for (int64_t x = x0; x < x0 + n;) {
+        const size_t u = unit_at<kFixed>(t, x);
+        std::memcpy(block + x * block_size + static_cast<int64_t>(key * u), src + (x - x0), u);
+        x += static_cast<int64_t>(u);
+    }
+}
+
+template <int kFixed>
+void gather_units(GgmlType t, const uint8_t* block, int64_t x0, int64_t n, int block_size, int key, uint8_t* dst) {
+    for (int64_t x = x0; x < x0 + n;) {
+        const size_t u = unit_at<kFixed>(t, x);
+        std::memcpy(dst + (x - x0), block + x * block_size + static_cast<int64_t>(key * u), u);
+        x += static_cast<int64_t>(u);
+    }
+}
+
 }  // namespace
 
 void scatter_k_row(GgmlType t, const uint8_t* src, int64_t x0, int64_t n, int block_size, int key, uint8_t* block) {
-    for (int64_t x = x0; x < x0 + n;) {
-        const int u = unit_bytes(t, x);
-        std::memcpy(block + x * block_size + static_cast<int64_t>(key) * u, src + (x - x0), static_cast<size_t>(u));
-        x += u;
+    switch (t) {
+        case GgmlType::F32: return scatter_units<4>(t, src, x0, n, block_size, key, block);
+        case GgmlType::F16: case GgmlType::BF16: return scatter_units<2>(t, src, x0, n, block_size, key, block);
+        default: return scatter_units<0>(t, src, x0, n, block_size, key, block);
     }
 }
 
 void gather_k_row(GgmlType t, const uint8_t* block, int64_t x0, int64_t n, int block_size, int key, uint8_t* dst) {
-    for (int64_t x = x0; x < x0 + n;) {
-        const int u = unit_bytes(t, x);
-        std::memcpy(dst + (x - x0), block + x * block_size + static_cast<int64_t>(key) * u, static_cast<size_t>(u));
-        x += u;
+    switch (t) {
+        case GgmlType::F32: return gather_units<4>(t, block, x0, n, block_size, key, dst);
+        case GgmlType::F16: case GgmlType::BF16: return gather_units<2>(t, block, x0, n, block_size, key, dst);
+        default: return gather_units<0>(t, block, x0, n, block_size, key, dst);
     }
 }
 
