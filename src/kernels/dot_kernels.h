@@ -33,7 +33,7 @@ using MultiDotFn = void (*)(int64_t n, const void* w_row, const uint8_t* act, si
 MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level);
 
 // out[t * out_stride + r] = dot(w + r * w_stride, act + t * act_stride) for
-// r < n_rows <= kMaxDotRows and t < n_act <= kMaxDotTokens: a register tile,
+// r < n_rows <= RowsKernel::max_rows and t < n_act <= kMaxDotTokens: a register tile,
 // so activation blocks are loaded once per row group. Bit-identical to the
 // MultiDotFn of the same type and level (given the same activations),
 // whatever the tile.
@@ -48,9 +48,14 @@ using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_r
 // must be even.
 enum class ActLayout { Quantized, Quads };
 
+// Rows one call may take (a multiple of kMaxDotRows): more than kMaxDotRows
+// where the kernel has a path that shares each activation chunk between
+// more rows than fit one register tile (long rows, whose activations do not
+// fit L1); it splits other calls into register tiles itself.
 struct RowsKernel {
     RowsDotFn fn = nullptr;
     ActLayout layout = ActLayout::Quantized;
+    int max_rows = kMaxDotRows;
 };
 
 // The tiled kernel for `weight` at `level`; fn is nullptr where that level

@@ -95,8 +95,8 @@ void run_task(const MatmulJob& job, int64_t task) {
             const bool quads = part.rows.layout == ActLayout::Quads;
             const size_t stride = quads ? job.quads_stride : job.act_stride;
             const uint8_t* a = quads ? job.quads + static_cast<size_t>(t / 2) * stride : act;  // t is even
-            for (int64_t r = r0; r < r1; r += kMaxDotRows) {
-                const int n_rows = static_cast<int>(std::min<int64_t>(kMaxDotRows, r1 - r));
+            for (int64_t r = r0; r < r1; r += part.rows.max_rows) {
+                const int n_rows = static_cast<int>(std::min<int64_t>(part.rows.max_rows, r1 - r));
                 part.rows.fn(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, a, stride,
                              n_act, part.y + t * w.rows + r, static_cast<size_t>(w.rows));
             }

@@ -106,15 +106,25 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     // (the AVX-512 pair tiles read two-block tails from their own fields);
     // 50: a row longer than kShortRowMaxBlocks, which one-token tiles take
     // two rows at a time; 98 and 103: rows the AVX-512 pair tiles take in
-    // chunks (kChunkedMinBlocks), a last chunk of four blocks and a tail of
-    // two or three.
+    // chunks (kChunkedMinBlocks), a last chunk shorter than the others and a
+    // tail of two or three. Row counts up to the most a call takes
+    // (RowsKernel::max_rows: many rows share each chunk), odd ones included.
+    int max_rows = kMaxDotRows;
+    for (GgmlType t : kWeightTypes) {
+        for (SimdLevel level : runnable_levels()) max_rows = std::max(max_rows, find_rows_dot(t, level).max_rows);
+    }
+    std::vector<int> row_counts;
+    for (int nr = 1; nr <= kMaxDotRows; ++nr) row_counts.push_back(nr);
+    for (int nr : {5, 7, 16, max_rows - 1, max_rows}) {
+        if (nr > kMaxDotRows && nr <= max_rows) row_counts.push_back(nr);
+    }
     for (GgmlType t : kWeightTypes) {
         for (int64_t blocks : {7, 10, 50, 98, 103}) {
             const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * blocks;
             const GgmlType at = activation_type_for(t);
             const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
             std::vector<uint8_t> w, acts(stride * kMaxDotTokens);
-            for (int r = 0; r < kMaxDotRows; ++r) {
+            for (int r = 0; r < max_rows; ++r) {
                 const auto row = test::random_weight_row(rng, t, n);
                 w.insert(w.end(), row.begin(), row.end());
             }
@@ -137,18 +147,20 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                                           tile_acts.data() + j / 2 * tile_stride, level);
                     }
                 }
-                for (int nr = 1; nr <= kMaxDotRows; ++nr) {
+                for (int nr : row_counts) {
+                    if (nr > rows.max_rows) continue;
                     for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
-                        float tile[kMaxDotTokens * kMaxDotRows];
                         // NaN first: an output a tile fails to write must not pass on what an
-                        // earlier call (another level, the same bits) left in this stack slot.
-                        std::fill(std::begin(tile), std::end(tile), std::numeric_limits<float>::quiet_NaN());
-                        rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile, kMaxDotRows);
+                        // earlier call (another level, the same bits) left there.
+                        std::vector<float> tile(static_cast<size_t>(kMaxDotTokens * max_rows),
+                                                std::numeric_limits<float>::quiet_NaN());
+                        rows.fn(n, w.data(), wb, nr, tile_acts.data(), tile_stride, nt, tile.data(),
+                                static_cast<size_t>(max_rows));
                         for (int r = 0; r < nr; ++r) {
                             float ref[kMaxDotTokens];
                             one(n, w.data() + r * wb, acts.data(), stride, nt, ref);
                             for (int j = 0; j < nt; ++j) {
-                                ASSERT_EQ(f32_to_bits(tile[j * kMaxDotRows + r]), f32_to_bits(ref[j]))
+                                ASSERT_EQ(f32_to_bits(tile[j * max_rows + r]), f32_to_bits(ref[j]))
                                     << ggml_type_name(t) << " " << simd_level_name(level) << " tile " << nr << "x" << nt
                                     << " blocks " << blocks;
                             }

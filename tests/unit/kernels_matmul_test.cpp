@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "tensor/quant.h"
@@ -117,8 +118,14 @@ TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     const int64_t max_tok = sanitized ? 17 : 83;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
                        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
-        const int64_t cols = block_elems(t) * (block_elems(t) == kQKK ? 3 : 5);
-        for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{35}}) {
+        const int64_t short_cols = block_elems(t) * (block_elems(t) == kQKK ? 3 : 5);
+        // 98 legacy blocks: long rows, which full 8-token tiles of the VNNI
+        // kernels take many rows a call (RowsKernel::max_rows), 83 of them a
+        // task's calls of every size.
+        std::vector<std::pair<int64_t, int64_t>> shapes = {{1, short_cols}, {2, short_cols}, {3, short_cols},
+                                                           {5, short_cols}, {35, short_cols}};
+        if (block_elems(t) == kQK) shapes.emplace_back(83, 98 * kQK);
+        for (const auto& [rows, cols] : shapes) {
             const Matrix m = random_matrix(rng, t, rows, cols);
             const auto x = test::random_floats(rng, max_tok * cols);
             std::vector<float> single(max_tok * rows);

@@ -517,48 +517,78 @@ void pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
 // a block and token), most of the 48 KB L1. Chunking rows of 48 and 64
 // blocks (1536 and 2048 wide: 21 and 29 KB) made them 3-8% slower.
 inline constexpr int64_t kChunkedMinBlocks = 96;
-// Blocks a chunk: 7 KB of activations for eight tokens (8, 16 and 24
-// measured alike).
-inline constexpr int64_t kChunkBlocks = 16;
+// Blocks a chunk: 20 KB of activations for eight tokens, which every tile
+// but the first reads from L1 (with the weights of a chunk of 16 rows,
+// 13 KB). Q4_0 kernel on 2048 x 5632, one thread, CPU time, 64 rows a call:
+// chunks of 16 blocks 234, 32 240, 44 248-255, 64 248, 88 243 G
+// multiply-adds/s.
+inline constexpr int64_t kChunkBlocks = 44;
 
-// Two pair tiles (rows 0-1 and 2-3) over the same tokens on long rows,
-// taking turns chunk by chunk, so that the second reads each chunk's
-// activations from L1; one tile after the other, each read all of them
-// from L2, which bound the 1.1B's 5632-wide rows (Q4_0 kernel on 2048 x
-// 5632, one thread: 172 -> 226 G multiply-adds/s). Each tile's
-// accumulators wait in memory between its chunks; every lane takes the
-// same steps in the same order as in pair_rows, so the bits are the same.
+// Pair tiles of rows 2t and 2t + 1 (t < n_tiles <= kMaxChunkedTiles) over
+// the same tokens on long rows, taking turns chunk by chunk, so that all but
+// the first read each chunk's activations from L1; one tile after the
+// other, each read all of them from L2, which bound the 1.1B's 5632-wide
+// rows. Q4_0 kernel on 2048 x 5632, one thread, CPU time: one tile after
+// the other 172 G multiply-adds/s; two tiles (four rows a call) by chunks
+// of 16 blocks 218-226; since the matmul hands this path up to 64 rows a
+// call (wide_rows_dot), 32 tiles by chunks of 44 blocks 275 (8 tiles 255,
+// 16 tiles 267). Each tile's accumulators wait in memory between its
+// chunks; every lane takes the same steps in the same order as in
+// pair_rows, so the bits are the same.
+inline constexpr int kMaxChunkedTiles = 32;
+
+// The full steps [ib0, ib1) of one tile of pair_rows_chunked, its
+// accumulators read from and written back to `acc`. Out of line: inlined
+// into the loop over tiles, GCC kept two of the eight accumulators in
+// memory through the steps.
 template <int NT, class Block>
-void pair_rows_chunked(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
-                       size_t out_stride) {
+[[gnu::noinline]] void pair_chunk(const Block* const (&x)[2], const ActTokens<Block, NT>& y, const char* pf,
+                                  int64_t ib0, int64_t ib1, __m512 (&acc)[2][(NT + 1) / 2]) {
+    __m512 a[2][(NT + 1) / 2];
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < (NT + 1) / 2; ++p) a[r][p] = acc[r][p];
+    }
+    pair_steps<2, NT>(x, y, pf, ib0, ib1, a);
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < (NT + 1) / 2; ++p) acc[r][p] = a[r][p];
+    }
+}
+
+// pair_finish of one tile of pair_rows_chunked, out of line too: inlined
+// into it, with its accumulators of up to kMaxChunkedTiles tiles on the
+// stack, GCC's large-stack-frame limit kept tile helpers out of line
+// elsewhere in this unit.
+template <int NT, class Block>
+[[gnu::noinline]] void pair_chunk_finish(const Block* const (&x)[2], const ActTokens<Block, NT>& y, int64_t nb,
+                                         __m512 (&acc)[2][(NT + 1) / 2], float* out, size_t out_stride) {
+    __m512 a[2][(NT + 1) / 2];
+    for (int r = 0; r < 2; ++r) {
+        for (int p = 0; p < (NT + 1) / 2; ++p) a[r][p] = acc[r][p];
+    }
+    pair_finish<2, NT>(x, y, nb, a, out, out_stride);
+}
+
+template <int NT, class Block>
+[[gnu::noinline]] void pair_rows_chunked(int64_t nb, const uint8_t* w, size_t w_stride, int n_tiles, const uint8_t* act,
+                       size_t stride, float* out, size_t out_stride) {
     constexpr int kPairs = (NT + 1) / 2;
-    const Block* x[2][2];
-    const char* pf[2];
-    for (int t = 0; t < 2; ++t) {
+    const Block* x[kMaxChunkedTiles][2];
+    const char* pf[kMaxChunkedTiles];
+    for (int t = 0; t < n_tiles; ++t) {
         for (int r = 0; r < 2; ++r) x[t][r] = reinterpret_cast<const Block*>(w + (2 * t + r) * w_stride);
         pf[t] = prefetch_start<2>(w + 2 * t * w_stride, w_stride);
     }
     const ActTokens<Block, NT> y(act, stride);
-    __m512 acc[2][2][kPairs];
-    for (auto& tile : acc) {
-        for (auto& row : tile) {
+    __m512 acc[kMaxChunkedTiles][2][kPairs];
+    for (int t = 0; t < n_tiles; ++t) {
+        for (auto& row : acc[t]) {
             for (__m512& v : row) v = _mm512_setzero_ps();
         }
     }
     const int64_t full = nb - nb % kQuadBlocks;
     for (int64_t ib0 = 0; ib0 < full; ib0 += kChunkBlocks) {
         const int64_t ib1 = std::min(full, ib0 + kChunkBlocks);
-        for (int t = 0; t < 2; ++t) {
-            // A local copy, which GCC keeps in registers through the steps.
-            __m512 a[2][kPairs];
-            for (int r = 0; r < 2; ++r) {
-                for (int p = 0; p < kPairs; ++p) a[r][p] = acc[t][r][p];
-            }
-            pair_steps<2, NT>(x[t], y, pf[t], ib0, ib1, a);
-            for (int r = 0; r < 2; ++r) {
-                for (int p = 0; p < kPairs; ++p) acc[t][r][p] = a[r][p];
-            }
-        }
+        for (int t = 0; t < n_tiles; ++t) pair_chunk<NT>(x[t], y, pf[t], ib0, ib1, acc[t]);
     }
-    for (int t = 0; t < 2; ++t) pair_finish<2, NT>(x[t], y, nb, acc[t], out + 2 * t, out_stride);
+    for (int t = 0; t < n_tiles; ++t) pair_chunk_finish<NT>(x[t], y, nb, acc[t], out + 2 * t, out_stride);
 }

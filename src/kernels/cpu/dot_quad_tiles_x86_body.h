@@ -45,7 +45,7 @@ template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
     constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
     if constexpr (kVnni && NR == 2 * kRows && NT == kToks) {
-        if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, a, as, o, os);
+        if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, 2, a, as, o, os);
     }
     if constexpr (NR > kRows) {
         quad_tile<kRows, NT, Block>(nb, w, ws, a, as, o, os);
@@ -65,6 +65,28 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
         }
     } else {
         quad_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
+    }
+}
+
+// Rows one call of the VNNI legacy-format kernels takes: full 8-token tiles
+// of rows of at least kChunkedMinBlocks blocks share each activation chunk
+// between all of them (pair_rows_chunked), not only a register tile's four;
+// every other call goes through rows_dot four rows at a time, as before.
+inline constexpr int kWideRows = 2 * kMaxChunkedTiles;
+static_assert(kWideRows % kMaxDotRows == 0);
+
+template <class Block, template <int, int> class Tile>
+void wide_rows_dot(int64_t n, const uint8_t* w, size_t ws, int n_rows, const uint8_t* a, size_t as, int n_act,
+                   float* o, size_t os) {
+    if (n_act == kMaxDotTokens && n / kQK >= kChunkedMinBlocks && n_rows > kMaxDotRows) {
+        const int paired = n_rows / 2 * 2;
+        pair_rows_chunked<kMaxDotTokens, Block>(n / kQK, w, ws, paired / 2, a, as, o, os);
+        w += paired * ws;
+        o += paired;
+        n_rows -= paired;
+    }
+    for (int r = 0; r < n_rows; r += kMaxDotRows) {
+        rows_dot<Tile>(n, w + r * ws, ws, std::min(kMaxDotRows, n_rows - r), a, as, n_act, o + r, os);
     }
 }
 

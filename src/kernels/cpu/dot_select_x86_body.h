@@ -1,13 +1,23 @@
 // Kernel tables of one x86 level: which body serves which weight format.
 // Included last, after the kernel bodies, inside the level's namespace.
 
+// The legacy formats take kWideRows rows a call on VNNI (wide_rows_dot).
+template <class Block, template <int, int> class Tile>
+RowsKernel legacy_rows_kernel() {
+    if constexpr (kVnni) {
+        return {wide_rows_dot<Block, Tile>, ActLayout::Quads, kWideRows};
+    } else {
+        return {rows_dot<Tile>, ActLayout::Quads};
+    }
+}
+
 inline RowsKernel select_rows_kernel(GgmlType weight) {
     switch (weight) {
-        case GgmlType::Q4_0: return {rows_dot<Q4_0Quads>, ActLayout::Quads};
-        case GgmlType::Q4_1: return {rows_dot<Q4_1Quads>, ActLayout::Quads};
-        case GgmlType::Q5_0: return {rows_dot<Q5_0Quads>, ActLayout::Quads};
-        case GgmlType::Q5_1: return {rows_dot<Q5_1Quads>, ActLayout::Quads};
-        case GgmlType::Q8_0: return {rows_dot<Q8_0Quads>, ActLayout::Quads};
+        case GgmlType::Q4_0: return legacy_rows_kernel<BlockQ4_0, Q4_0Quads>();
+        case GgmlType::Q4_1: return legacy_rows_kernel<BlockQ4_1, Q4_1Quads>();
+        case GgmlType::Q5_0: return legacy_rows_kernel<BlockQ5_0, Q5_0Quads>();
+        case GgmlType::Q5_1: return legacy_rows_kernel<BlockQ5_1, Q5_1Quads>();
+        case GgmlType::Q8_0: return legacy_rows_kernel<BlockQ8_0, Q8_0Quads>();
         case GgmlType::Q4_K: return {rows_dot<Q4_KSupers>, ActLayout::Quads};
         case GgmlType::Q5_K: return {rows_dot<Q5_KSupers>, ActLayout::Quads};
         case GgmlType::Q6_K: return {rows_dot<Q6_KSupers>, ActLayout::Quads};
