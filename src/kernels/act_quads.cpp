@@ -1,7 +1,7 @@
 // Builds the ActQuad / ActQuadQ8_1 / ActSuperQ8_K pair rows from Q8_0 / Q8_1 /
 // Q8_K blocks: plain C++ (it runs once per token and matmul, not per weight
-// row), the whole quads of Q8_0 / Q8_1 rows by AVX-512 at the VNNI level
-// (kernels/cpu/act_quads_avx512.cpp, the same bytes).
+// row), the whole quads of Q8_0 / Q8_1 rows and Q8_K rows by AVX-512 at
+// the VNNI level (kernels/cpu/act_quads_avx512.cpp, the same bytes).
 #include "kernels/act_quads.h"
 
 #include <cstring>
@@ -112,7 +112,11 @@ void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, 
     TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
     if (act == GgmlType::Q8_K) {
         TS_CHECK(n % kQKK == 0);
-        prepare_q8_k(n / kQKK, q_row, half, out);
+        if (level == SimdLevel::Avx512Vnni) {
+            x86::avx512_prepare_full_quads(act, n / kQKK, q_row, half, out);
+        } else {
+            prepare_q8_k(n / kQKK, q_row, half, out);
+        }
         return;
     }
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);

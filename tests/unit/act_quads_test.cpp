@@ -18,10 +18,12 @@ TEST(ActQuadsTest, SimdPreparationWritesThePlainBytes) {
     if (best_simd_level() != SimdLevel::Avx512Vnni) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
     std::mt19937 rng(5);
     std::uniform_int_distribution<int> byte(0, 255);
-    for (GgmlType act : {GgmlType::Q8_0, GgmlType::Q8_1}) {
-        const size_t block = act == GgmlType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ8_1);
+    for (GgmlType act : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K}) {
+        const size_t block = act == GgmlType::Q8_0   ? sizeof(BlockQ8_0)
+                             : act == GgmlType::Q8_1 ? sizeof(BlockQ8_1)
+                                                     : sizeof(BlockQ8_K);
         for (int64_t nb : {1, 2, 4, 5, 6, 7, 8, 18, 48, 64, 176}) {
-            const int64_t n = nb * kQK;
+            const int64_t n = nb * (act == GgmlType::Q8_K ? kQKK : kQK);
             std::vector<uint8_t> row(block * static_cast<size_t>(nb));
             for (auto& b : row) b = static_cast<uint8_t>(byte(rng));
             const size_t bytes = act_quad_pairs_bytes(act, n);

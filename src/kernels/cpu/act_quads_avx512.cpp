@@ -3,7 +3,8 @@
 // chained byte dots with ones give each lane's sum of its 16 elements (the
 // neg8 / neg128 offsets), and one fp16 convert the scales in lane order
 // (a a c c b b d d). The plain C++ loop of act_quads.cpp was 3% of a 135M
-// Q4_0 pp512, one thread.
+// Q4_0 pp512, one thread. Q8_K super-blocks: a dword transpose
+// (prepare_super), where the plain loop was 1% of a 135M Q4_K pp512.
 #include "kernels/cpu/act_quads_x86.h"
 
 #include "core/check.h"
@@ -80,12 +81,62 @@ void prepare_q8_1(int64_t quads, const BlockQ8_1* y, int half, uint8_t* out) {
     }
 }
 
+// One Q8_K block as an ActSuperQ8_K (token `half` of pair row super-block
+// i): field j's dword L is dword j of the block's sub-block L, an 8 x 8
+// dword transpose done two fields at a time by two two-source permutes and
+// a masked merge; the per-sub-block scale, min term and -32 offsets from
+// the 16-element sums.
+void prepare_super(const BlockQ8_K& y, int64_t i, int half, uint8_t* out) {
+    const auto* q = reinterpret_cast<const __m512i*>(y.qs);
+    const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 1);
+    const __m512i z45 = _mm512_loadu_si512(q + 2), z67 = _mm512_loadu_si512(q + 3);
+    for (int j = 0; j < 8; j += 2) {
+        // Lane 8f + L (field j + f, sub-block L): dword j + f of sub-block L,
+        // which sits at dword 8 * (L % 2) + j + f of its pair of sub-blocks;
+        // the first permute fills sub-blocks 0-3 (and 4-7 with the same
+        // indices into the second pair of vectors).
+        alignas(64) int idx[16];
+        for (int f = 0; f < 2; ++f) {
+            for (int l = 0; l < 8; ++l) idx[8 * f + l] = 16 * ((l % 4) / 2) + 8 * (l % 2) + j + f;
+        }
+        const __m512i pick = _mm512_load_si512(idx);
+        const __m512i lo = _mm512_permutex2var_epi32(z01, pick, z23);
+        const __m512i hi = _mm512_permutex2var_epi32(z45, pick, z67);
+        const __m512i both = _mm512_mask_blend_epi32(0xF0F0, lo, hi);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, j)),
+                            _mm512_castsi512_si256(both));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, j + 1)),
+                            _mm512_extracti64x4_epi64(both, 1));
+    }
+    // bsums[2L + h]: the sums of sub-block L's halves.
+    const __m512i s = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)));
+    const __m512i even_odd = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), s);
+    const __m256i first = _mm512_castsi512_si256(even_odd), second = _mm512_extracti64x4_epi64(even_odd, 1);
+    const __m256 d = _mm256_set1_ps(y.d);
+    _mm256_storeu_ps(reinterpret_cast<float*>(field<ActSuperQ8_K>(out, i, half, 8)), d);
+    _mm256_storeu_ps(reinterpret_cast<float*>(field<ActSuperQ8_K>(out, i, half, 9)),
+                     _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(first, second))));
+    const __m256i neg32 = _mm256_set1_epi32(-32);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, 10)),
+                        _mm256_mullo_epi32(first, neg32));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, 11)),
+                        _mm256_mullo_epi32(second, neg32));
+}
+
 }  // namespace
 
 int64_t avx512_prepare_full_quads(GgmlType act, int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
     static_assert(offsetof(ActQuad, neg8) == 4 * kQuadField && offsetof(ActQuad, neg128) == 5 * kQuadField &&
                   offsetof(ActQuad, d) == 6 * kQuadField);
     static_assert(offsetof(ActQuadQ8_1, d) == 4 * kQuadField && offsetof(ActQuadQ8_1, s) == 5 * kQuadField);
+    static_assert(offsetof(ActSuperQ8_K, d) == 8 * kQuadField && offsetof(ActSuperQ8_K, msum) == 9 * kQuadField &&
+                  offsetof(ActSuperQ8_K, neg32) == 10 * kQuadField);
+    if (act == GgmlType::Q8_K) {
+        const auto* y = reinterpret_cast<const BlockQ8_K*>(q_row);
+        for (int64_t i = 0; i < nb; ++i) prepare_super(y[i], i, half, out);
+        return nb;
+    }
     const int64_t quads = nb / kQuadBlocks;
     if (act == GgmlType::Q8_0) {
         prepare_q8_0(quads, reinterpret_cast<const BlockQ8_0*>(q_row), half, out);

@@ -1,4 +1,4 @@
-// The AVX-512 build of the ActQuad / ActQuadQ8_1 pair-row preparation
+// The AVX-512 build of the ActQuad / ActQuadQ8_1 / ActSuperQ8_K pair-row preparation
 // (kernels/act_quads.h): the same bytes as the plain C++ one, whole quads
 // at a time. Only called after a CPUID check for the VNNI level.
 #pragma once
@@ -10,8 +10,9 @@
 namespace tessera::x86 {
 
 // Writes the first nb / 4 quads of token `half` of the pair row `out` from
-// a row of nb Q8_0 (act Q8_0) or Q8_1 (act Q8_1) blocks; returns how many
-// it wrote. The caller does the rest of the row.
+// a row of nb Q8_0 (act Q8_0) or Q8_1 (act Q8_1) blocks, or all nb
+// super-blocks of a Q8_K row; returns how many it wrote. The caller does
+// the rest of the row.
 int64_t avx512_prepare_full_quads(GgmlType act, int64_t nb, const uint8_t* q_row, int half, uint8_t* out);
 
 }  // namespace tessera::x86
