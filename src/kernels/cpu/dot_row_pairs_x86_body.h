@@ -12,7 +12,9 @@
 // slower (12.1 -> 14.2 us: its 32-byte blocks need more 16-byte inserts than
 // the 256-bit path's joins save), so it stays on quad_rows. Q4_0's groups
 // then came from one two-source word permute per vector instead of 16-byte
-// inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us.
+// inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; Q4_1's from one
+// such permute per row and two lane shuffles (row_step_groups): 10.4 ->
+// 9.8 us.
 // Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
@@ -43,9 +45,9 @@ inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4
 
 // Whether a full step's groups of both rows come from one 64-byte load per
 // row: Q4_0's 18-byte blocks put them within the 64 bytes from kFrom (as in
-// step_groups). Q4_1's 80-byte steps need a second load, permute and blend
-// per vector, which measured slower than join4 (384 x 2048 in L2, best
-// call: 10.2 -> 11.6 us).
+// step_groups). Q4_1's 80-byte steps do not (a second load, permute and
+// blend per vector measured slower than join4: 10.2 -> 11.6 us); they go a
+// row at a time (row_step_groups).
 template <class Block>
 inline constexpr bool kRowPairGroups =
     std::is_same_v<Block, BlockQ4_0> && offsetof(Block, qs) + 3 * sizeof(Block) + 8 <= 64;
@@ -75,6 +77,31 @@ inline __m512i row_pair_groups(const Block* x0, const Block* x1) {
                                      load512(reinterpret_cast<const uint8_t*>(x1) + kFrom));
 }
 
+// Both groups of one row's full step, [bytes 0..7 | bytes 8..15] of each
+// block's qs in step_groups' qword order: one two-source word permute of
+// the step's first and last 64 bytes. For Q4_1 two of these and two lane
+// shuffles replaced two join4 and two unpacks: 10.4 -> 9.8 us.
+template <class Block>
+inline __m512i row_step_groups(const Block* x) {
+    static_assert(offsetof(Block, qs) % 2 == 0 && sizeof(Block) % 2 == 0);
+    constexpr int kHi = kQuadBlocks * sizeof(Block) - 64;  // the second load's first byte
+    static_assert(kHi > 0 && kHi % 2 == 0);
+    // The word of bytes 2i, 2i + 1 of block k's group of byte `from`.
+    constexpr auto word = [](int k, int i, int from) {
+        const int byte = static_cast<int>(offsetof(Block, qs) + k * sizeof(Block)) + from + 2 * i;
+        return byte + 2 <= 64 ? byte / 2 : 32 + (byte - kHi) / 2;
+    };
+    constexpr auto p = [word](int q) {  // dword q: group 8 * (q / 8), qword q / 2 % 4 (blocks a, c, b, d)
+        constexpr int kOrder[4] = {0, 2, 1, 3};
+        const int k = kOrder[q / 2 % 4], i = 2 * (q % 2), from = 8 * (q / 8);
+        return word(k, i, from) | word(k, i + 1, from) << 16;
+    };
+    const __m512i idx = _mm512_setr_epi32(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11),
+                                          p(12), p(13), p(14), p(15));
+    const auto* b = reinterpret_cast<const uint8_t*>(x);
+    return _mm512_permutex2var_epi16(load512(b), idx, load512(b + kHi));
+}
+
 // Rows x0 and x1's full step (nibble formats): load_weight_quad<4> of each
 // row, in the two halves.
 template <class Block>
@@ -91,6 +118,10 @@ inline WeightPair load_row_pair(const Block* x0, const Block* x1) {
     if constexpr (kRowPairGroups<Block>) {
         b07 = row_pair_groups<Block, 0>(x0, x1);
         b8f = row_pair_groups<Block, 8>(x0, x1);
+    } else if constexpr (std::is_same_v<Block, BlockQ4_1>) {
+        const __m512i g0 = row_step_groups(x0), g1 = row_step_groups(x1);
+        b07 = _mm512_shuffle_i64x2(g0, g1, 0x44);  // lanes 0-7 of each
+        b8f = _mm512_shuffle_i64x2(g0, g1, 0xEE);
     } else {
         const __m512i ab = join4(x0[0].qs, x0[1].qs, x1[0].qs, x1[1].qs);
         const __m512i cd = join4(x0[2].qs, x0[3].qs, x1[2].qs, x1[3].qs);
