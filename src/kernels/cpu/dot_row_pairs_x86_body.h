@@ -14,7 +14,15 @@
 // then came from one two-source word permute per vector instead of 16-byte
 // inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; Q4_1's from one
 // such permute per row and two lane shuffles (row_step_groups): 10.4 ->
-// 9.8 us.
+// 9.8 us. From memory that no longer shows: on the 1.1B shapes at one
+// thread a copy of this loop that only loaded the weights (same loads and
+// prefetches, no arithmetic) read them no faster, so decode there is bound
+// by the memory stream, not by these instructions; the in-cache gain shows
+// on the 135M model (Q4_0 decode +5%). Duplicating the token into both
+// halves of its pair row, so the broadcasts became plain 512-bit loads,
+// measured slower (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8
+// layers of 1.1B shapes, where the doubled activations of a 5632-wide row
+// no longer fit L1).
 // Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
