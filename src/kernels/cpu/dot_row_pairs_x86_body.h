@@ -14,7 +14,9 @@
 // then came from one two-source word permute per vector instead of 16-byte
 // inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; Q4_1's from one
 // such permute per row and two lane shuffles (row_step_groups): 10.4 ->
-// 9.8 us. From memory that no longer shows: on the 1.1B shapes at one
+// 9.8 us. A row's two-block last step (576-wide rows) reads the tail2
+// fields as the pair tiles do (row_pair_tail2): 576 x 576 in L2, Q4_0 4.5
+// -> 4.3 us, Q4_1 5.4 -> 5.15. From memory that no longer shows: on the 1.1B shapes at one
 // thread a copy of this loop that only loaded the weights (same loads and
 // prefetches, no arithmetic) read them no faster, so decode there is bound
 // by the memory stream, not by these instructions; the in-cache gain shows
@@ -175,6 +177,47 @@ inline void row_pair_step(const Block* const (&x)[2 * NP], const uint8_t* quad, 
     }
 }
 
+// Four packed fp16 scales (a, b of row 0, a, b of row 1) -> (a a 0 0 b b 0 0)
+// of each row in its half, as quad_scales of a two-block step.
+inline __m512 tail2_pair_scales(uint64_t h4) {
+    const __m512i order = _mm512_setr_epi32(0, 0, 4, 4, 1, 1, 4, 4, 2, 2, 4, 4, 3, 3, 4, 4);  // lane 4: zero
+    const __m256 f = _mm256_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h4)));
+    return _mm512_permutexvar_ps(order, _mm512_castps256_ps512(f));
+}
+
+// A partial step of a row's last two blocks (at ib) for formats with the
+// tail2 fields (576-wide rows: a fifth of their blocks): pair_tail2's two
+// byte dots and lane combine, rows x[2p] and x[2p + 1] in the halves, for
+// the same lane sums and float steps as row_pair_step<NP, 2>.
+template <int NP, class Block>
+inline void row_pair_tail2(const Block* const (&x)[2 * NP], const ActTokens<Block, 1>& y, int64_t ib,
+                           __m512 (&acc)[NP]) {
+    const int64_t iq = ib / kQuadBlocks;
+    const ActRegs a = load_act_regs<Block>(y.quad(0, iq));
+    const uint8_t* tail = y.quad(0, iq + 1);  // right after the row's last quad
+    const __m512i a0 = both_halves(load256(quad_field(tail, 0))), a1 = both_halves(load256(quad_field(tail, kQuadField)));
+    const __m512i base = both_halves(a.base);
+    const __m512 d = both_halves(a.d);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int p = 0; p < NP; ++p) {
+        const Block* b0 = x[2 * p] + ib;
+        const Block* b1 = x[2 * p + 1] + ib;
+        const __m512i v = join4(b0[0].qs, b0[1].qs, b1[0].qs, b1[1].qs);
+        const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        const __m512i q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(base, _mm512_unpacklo_epi64(lo, hi), a0),
+                                              _mm512_unpackhi_epi64(lo, hi), a1);
+        const __m512i sum = _mm512_maskz_add_epi32(0x3333, q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));
+        if constexpr (kHasMin<Block>) {
+            const __m512 m = tail2_pair_scales(uint64_t{b0[0].m} | uint64_t{b0[1].m} << 16 | uint64_t{b1[0].m} << 32 |
+                                              uint64_t{b1[1].m} << 48);
+            acc[p] = _mm512_fmadd_ps(m, both_halves(a.s), acc[p]);
+        }
+        const __m512 wd = tail2_pair_scales(uint64_t{b0[0].d} | uint64_t{b0[1].d} << 16 | uint64_t{b1[0].d} << 32 |
+                                           uint64_t{b1[1].d} << 48);
+        acc[p] = _mm512_fmadd_ps(_mm512_mul_ps(wd, d), _mm512_cvtepi32_ps(sum), acc[p]);
+    }
+}
+
 // 2 * NP rows x one token.
 template <int NP, class Block>
 void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out) {
@@ -193,7 +236,13 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
     }
     switch (nb - ib) {
         case 1: row_pair_step<NP, 1>(x, y.quad(0, ib / kQuadBlocks), ib, acc); break;
-        case 2: row_pair_step<NP, 2>(x, y.quad(0, ib / kQuadBlocks), ib, acc); break;
+        case 2:
+            if constexpr (kTail2<Block>) {
+                row_pair_tail2<NP>(x, y, ib, acc);
+            } else {
+                row_pair_step<NP, 2>(x, y.quad(0, ib / kQuadBlocks), ib, acc);
+            }
+            break;
         case 3: row_pair_step<NP, 3>(x, y.quad(0, ib / kQuadBlocks), ib, acc); break;
         default: break;
     }
