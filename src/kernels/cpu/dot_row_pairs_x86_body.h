@@ -12,19 +12,20 @@
 // slower (12.1 -> 14.2 us: its 32-byte blocks need more 16-byte inserts than
 // the 256-bit path's joins save), so it stays on quad_rows. Q4_0's groups
 // then came from one two-source word permute per vector instead of 16-byte
-// inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; Q4_1's from one
-// such permute per row and two lane shuffles (row_step_groups): 10.4 ->
-// 9.8 us. A row's two-block last step (576-wide rows) reads the tail2
-// fields as the pair tiles do (row_pair_tail2): 576 x 576 in L2, Q4_0 4.5
-// -> 4.3 us, Q4_1 5.4 -> 5.15. From memory that no longer shows: on the 1.1B shapes at one
-// thread a copy of this loop that only loaded the weights (same loads and
-// prefetches, no arithmetic) read them no faster, so decode there is bound
-// by the memory stream, not by these instructions; the in-cache gain shows
-// on the 135M model (Q4_0 decode +5%). Duplicating the token into both
-// halves of its pair row, so the broadcasts became plain 512-bit loads,
-// measured slower (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8
-// layers of 1.1B shapes, where the doubled activations of a 5632-wide row
-// no longer fit L1).
+// inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; the other formats'
+// from one such permute per row and two lane shuffles (row_step_groups):
+// Q4_1 10.4 -> 9.8, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2. A row's two-block
+// last step (576-wide rows) reads the tail2 fields as the pair tiles do
+// (row_pair_tail2): 576 x 576 in L2, Q4_0 4.5 -> 4.3 us, Q4_1 5.4 -> 5.15.
+// From memory none of that shows: on the 1.1B shapes at one thread a copy
+// of this loop that only loaded the weights (same loads and prefetches, no
+// arithmetic) read them no faster, so decode there is bound by the memory
+// stream, not by these instructions; the in-cache gains show on the 135M
+// model (Q4_0 decode +5%). Duplicating the token into both halves of its
+// pair row, so the broadcasts became plain 512-bit loads, measured slower
+// (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8 layers of 1.1B
+// shapes, where the doubled activations of a 5632-wide row no longer fit
+// L1).
 // Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
@@ -55,9 +56,9 @@ inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4
 
 // Whether a full step's groups of both rows come from one 64-byte load per
 // row: Q4_0's 18-byte blocks put them within the 64 bytes from kFrom (as in
-// step_groups). Q4_1's 80-byte steps do not (a second load, permute and
-// blend per vector measured slower than join4: 10.2 -> 11.6 us); they go a
-// row at a time (row_step_groups).
+// step_groups). The other formats' longer steps do not (for Q4_1 a second
+// load, permute and blend per vector measured slower than join4: 10.2 ->
+// 11.6 us); they go a row at a time (row_step_groups).
 template <class Block>
 inline constexpr bool kRowPairGroups =
     std::is_same_v<Block, BlockQ4_0> && offsetof(Block, qs) + 3 * sizeof(Block) + 8 <= 64;
@@ -89,13 +90,14 @@ inline __m512i row_pair_groups(const Block* x0, const Block* x1) {
 
 // Both groups of one row's full step, [bytes 0..7 | bytes 8..15] of each
 // block's qs in step_groups' qword order: one two-source word permute of
-// the step's first and last 64 bytes. For Q4_1 two of these and two lane
-// shuffles replaced two join4 and two unpacks: 10.4 -> 9.8 us.
+// the step's first and last 64 bytes. Two of these and two lane shuffles
+// replaced two join4 and two unpacks: 384 x 2048 in L2, Q4_1 10.4 -> 9.8
+// us, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2.
 template <class Block>
 inline __m512i row_step_groups(const Block* x) {
     static_assert(offsetof(Block, qs) % 2 == 0 && sizeof(Block) % 2 == 0);
     constexpr int kHi = kQuadBlocks * sizeof(Block) - 64;  // the second load's first byte
-    static_assert(kHi > 0 && kHi % 2 == 0);
+    static_assert(kHi > 0 && kHi <= 64 && kHi % 2 == 0);
     // The word of bytes 2i, 2i + 1 of block k's group of byte `from`.
     constexpr auto word = [](int k, int i, int from) {
         const int byte = static_cast<int>(offsetof(Block, qs) + k * sizeof(Block)) + from + 2 * i;
@@ -128,15 +130,10 @@ inline WeightPair load_row_pair(const Block* x0, const Block* x1) {
     if constexpr (kRowPairGroups<Block>) {
         b07 = row_pair_groups<Block, 0>(x0, x1);
         b8f = row_pair_groups<Block, 8>(x0, x1);
-    } else if constexpr (std::is_same_v<Block, BlockQ4_1>) {
+    } else {
         const __m512i g0 = row_step_groups(x0), g1 = row_step_groups(x1);
         b07 = _mm512_shuffle_i64x2(g0, g1, 0x44);  // lanes 0-7 of each
         b8f = _mm512_shuffle_i64x2(g0, g1, 0xEE);
-    } else {
-        const __m512i ab = join4(x0[0].qs, x0[1].qs, x1[0].qs, x1[1].qs);
-        const __m512i cd = join4(x0[2].qs, x0[3].qs, x1[2].qs, x1[3].qs);
-        b07 = _mm512_unpacklo_epi64(ab, cd);
-        b8f = _mm512_unpackhi_epi64(ab, cd);
     }
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     q[0] = _mm512_and_si512(b07, m4);
@@ -195,7 +192,8 @@ inline void row_pair_tail2(const Block* const (&x)[2 * NP], const ActTokens<Bloc
     const int64_t iq = ib / kQuadBlocks;
     const ActRegs a = load_act_regs<Block>(y.quad(0, iq));
     const uint8_t* tail = y.quad(0, iq + 1);  // right after the row's last quad
-    const __m512i a0 = both_halves(load256(quad_field(tail, 0))), a1 = both_halves(load256(quad_field(tail, kQuadField)));
+    const __m512i a0 = both_halves(load256(quad_field(tail, 0)));
+    const __m512i a1 = both_halves(load256(quad_field(tail, kQuadField)));
     const __m512i base = both_halves(a.base);
     const __m512 d = both_halves(a.d);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
