@@ -10,22 +10,20 @@
 // A 384 x 2048 matrix in L2, one thread, best single call: Q4_0 10.4 ->
 // 8.3 us, Q4_1 12.3 -> 9.5, Q5_0 20.9 -> 15.3, Q5_1 22.7 -> 16.6. Q8_0 got
 // slower (12.1 -> 14.2 us: its 32-byte blocks need more 16-byte inserts than
-// the 256-bit path's joins save), so it stays on quad_rows. Q4_0's groups
-// then came from one two-source word permute per vector instead of 16-byte
-// inserts and unpacks (row_pair_groups): 9.1 -> 8.0 us; the other formats'
-// from one such permute per row and two lane shuffles (row_step_groups):
-// Q4_1 10.4 -> 9.8, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2. A row's two-block
-// last step (576-wide rows) reads the tail2 fields as the pair tiles do
-// (row_pair_tail2): 576 x 576 in L2, Q4_0 4.5 -> 4.3 us, Q4_1 5.4 -> 5.15.
-// From memory none of that shows: on the 1.1B shapes at one thread a copy
-// of this loop that only loaded the weights (same loads and prefetches, no
-// arithmetic) read them no faster, so decode there is bound by the memory
-// stream, not by these instructions; the in-cache gains show on the 135M
-// model (Q4_0 decode +5%). Duplicating the token into both halves of its
-// pair row, so the broadcasts became plain 512-bit loads, measured slower
-// (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8 layers of 1.1B
-// shapes, where the doubled activations of a 5632-wide row no longer fit
-// L1).
+// the 256-bit path's joins save), so it stays on quad_rows. The groups of
+// Q4_1, Q5_0 and Q5_1 then came from one two-source word permute per row
+// and two lane shuffles (row_step_groups; Q4_0 measured slower from memory
+// that way): Q4_1 10.4 -> 9.8 us, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2. A
+// row's two-block last step (576-wide rows) reads the tail2 fields as the
+// pair tiles do (row_pair_tail2): 576 x 576 in L2, Q4_0 4.5 -> 4.3 us, Q4_1
+// 5.4 -> 5.15. On the 1.1B shapes at one thread a copy of this loop that
+// only loaded the weights (same loads and prefetches, no arithmetic) read
+// them from memory no faster than the loop: decode there is bound by the
+// memory stream, not by these instructions. Duplicating the token into both
+// halves of its pair row, so the broadcasts became plain 512-bit loads,
+// measured slower (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8
+// layers of 1.1B shapes, where the doubled activations of a 5632-wide row
+// no longer fit L1).
 // Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
@@ -54,45 +52,19 @@ inline void add_pair_fifth_bits(const Block* x0, const Block* x1, __m512i (&q)[4
                        q);
 }
 
-// Whether a full step's groups of both rows come from one 64-byte load per
-// row: Q4_0's 18-byte blocks put them within the 64 bytes from kFrom (as in
-// step_groups). The other formats' longer steps do not (for Q4_1 a second
-// load, permute and blend per vector measured slower than join4: 10.2 ->
-// 11.6 us); they go a row at a time (row_step_groups).
-template <class Block>
-inline constexpr bool kRowPairGroups =
-    std::is_same_v<Block, BlockQ4_0> && offsetof(Block, qs) + 3 * sizeof(Block) + 8 <= 64;
-
-// The eight-byte groups (bytes kFrom..kFrom + 7 of each block's qs) of a
-// full step of rows x0 and x1, in step_groups' qword order (a, c, b, d),
-// row x0's in the lower half and x1's in the upper: one two-source word
-// permute of a 64-byte load from each row at kFrom (for kFrom = 0 the load
-// of row_pair_scales). It replaced two join4 (six 16-byte inserts) and an
-// unpack per pair of vectors.
-template <class Block, int kFrom>
-inline __m512i row_pair_groups(const Block* x0, const Block* x1) {
-    static_assert(kRowPairGroups<Block> && offsetof(Block, qs) % 2 == 0 && sizeof(Block) % 2 == 0);
-    // Words i, i + 1 of block k's group (its bytes 2i..2i + 3), in row x0's
-    // load or (second) row x1's.
-    constexpr auto pair = [](int k, int i, int row) {
-        const int word = static_cast<int>(offsetof(Block, qs) + k * sizeof(Block)) / 2 + i + 32 * row;
-        return word | (word + 1) << 16;
-    };
-    constexpr auto p = [pair](int q) {  // dword q: in qword q / 2 of a half, blocks a, c, b, d
-        constexpr int kOrder[4] = {0, 2, 1, 3};
-        return pair(kOrder[q / 2 % 4], 2 * (q % 2), q / 8);
-    };
-    const __m512i idx = _mm512_setr_epi32(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11),
-                                          p(12), p(13), p(14), p(15));
-    return _mm512_permutex2var_epi16(load512(reinterpret_cast<const uint8_t*>(x0) + kFrom), idx,
-                                     load512(reinterpret_cast<const uint8_t*>(x1) + kFrom));
-}
-
 // Both groups of one row's full step, [bytes 0..7 | bytes 8..15] of each
 // block's qs in step_groups' qword order: one two-source word permute of
 // the step's first and last 64 bytes. Two of these and two lane shuffles
 // replaced two join4 and two unpacks: 384 x 2048 in L2, Q4_1 10.4 -> 9.8
-// us, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2.
+// us, Q5_0 16.5 -> 15.5, Q5_1 17.7 -> 17.2; from memory Q4_1 measured the
+// same. Q4_0 keeps join4: its groups by word permutes (of both rows' 64
+// bytes from kFrom, one permute per vector) ran 12% faster in L2 (9.1 ->
+// 8.0 us) but 5-8% slower from memory, in 8 layers of 1.1B shapes and in
+// 1.1B decode (alternated five and four times); a copy that only loaded the
+// weights through those 64-byte loads read as slowly.
+template <class Block>
+inline constexpr bool kRowStepGroups = !std::is_same_v<Block, BlockQ4_0>;
+
 template <class Block>
 inline __m512i row_step_groups(const Block* x) {
     static_assert(offsetof(Block, qs) % 2 == 0 && sizeof(Block) % 2 == 0);
@@ -127,13 +99,15 @@ inline WeightPair load_row_pair(const Block* x0, const Block* x1) {
     }
     __m512i (&q)[4] = w.q;
     __m512i b07, b8f;
-    if constexpr (kRowPairGroups<Block>) {
-        b07 = row_pair_groups<Block, 0>(x0, x1);
-        b8f = row_pair_groups<Block, 8>(x0, x1);
-    } else {
+    if constexpr (kRowStepGroups<Block>) {
         const __m512i g0 = row_step_groups(x0), g1 = row_step_groups(x1);
         b07 = _mm512_shuffle_i64x2(g0, g1, 0x44);  // lanes 0-7 of each
         b8f = _mm512_shuffle_i64x2(g0, g1, 0xEE);
+    } else {
+        const __m512i ab = join4(x0[0].qs, x0[1].qs, x1[0].qs, x1[1].qs);
+        const __m512i cd = join4(x0[2].qs, x0[3].qs, x1[2].qs, x1[3].qs);
+        b07 = _mm512_unpacklo_epi64(ab, cd);
+        b8f = _mm512_unpackhi_epi64(ab, cd);
     }
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     q[0] = _mm512_and_si512(b07, m4);
