@@ -6,7 +6,8 @@
 // unpacking, byte dots, converts and FMAs of two rows issue as one
 // instruction each, and a step's block scales come from vector loads and one
 // word permute instead of eight scalar loads. Decode of a model larger than
-// the caches was bound by this instruction stream about as much as by memory.
+// the caches was then bound by this instruction stream about as much as by
+// memory (no longer, see below).
 // A 384 x 2048 matrix in L2, one thread, best single call: Q4_0 10.4 ->
 // 8.3 us, Q4_1 12.3 -> 9.5, Q5_0 20.9 -> 15.3, Q5_1 22.7 -> 16.6. Q8_0 got
 // slower (12.1 -> 14.2 us: its 32-byte blocks need more 16-byte inserts than
@@ -21,9 +22,8 @@
 // them from memory no faster than the loop: decode there is bound by the
 // memory stream, not by these instructions. Duplicating the token into both
 // halves of its pair row, so the broadcasts became plain 512-bit loads,
-// measured slower (8.0 -> 9.1 us in L2; from memory 5.0 -> 8.9 ms for 8
-// layers of 1.1B shapes, where the doubled activations of a 5632-wide row
-// no longer fit L1).
+// measured slower (Q4_0 in L2 +13%; from memory 8 layers of 1.1B shapes
+// +75%, the doubled activations of a 5632-wide row no longer fitting L1).
 // Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
 
