@@ -185,79 +185,97 @@ struct TileRows {
     float* l[kTileRows];
 };
 
-// out[r] = hsum(v[r]) (or hmax) for the R rows, four at a time.
-template <int R, bool kMax>
-inline void reduce_rows(typename Ops::V* v, float* out) {
-    for (int r0 = 0; r0 < R; r0 += 4) {
-        typename Ops::V four[4];
-        float res[4];
-        for (int k = 0; k < 4; ++k) four[k] = r0 + k < R ? v[r0 + k] : Ops::zero();
-        if constexpr (kMax) {
-            Ops::hmax_each4(four, res);
-        } else {
-            Ops::hsum_each4(four, res);
-        }
-        for (int k = 0; k < 4 && r0 + k < R; ++k) out[r0 + k] = res[k];
-    }
-}
-
-// The online-softmax step of R rows over the scores of one block (n_lanes
-// a multiple of W, -inf past the keys): new running max m, the rescale
+// The online-softmax steps of R rows over the blocks of one visit, whose
+// scores (-inf past each block's keys) start at score_rows[p] (n_lanes[p] a
+// multiple of W): per block in order, new running max m, the rescale
 // corr = e^(m_old - m) of what was summed before, scores replaced by
-// p = e^(score - m) and l = l * corr + sum p. The rows go through each stage
-// together, so their (latency-bound) max and exp chains overlap.
+// p = e^(score - m) and l = l * corr + sum p. Each stage runs over every
+// (block, row) of the visit before the next, so the latency-bound max, exp
+// and reduction chains of all of them overlap and their horizontal maxes and
+// sums share transposing shuffle trees (Ops::hmax_many / hsum_many, with
+// hsum's / hmax's bits); the running max and sum go block by block with the
+// R rows in the lanes of one vector (R <= W), not row by row with a branch
+// each. A row's operations are those of one block at a time.
 template <int R>
-inline void softmax_step(const TileRows& t, float* const* scores, int n_lanes, float* corr) {
+inline void softmax_visit(const TileRows& t, float* const (*score_rows)[R], const int* n_lanes, int n_parts,
+                          float (*corr)[R]) {
     using V = typename Ops::V;
-    V mv[R], sum[R];
-    for (int r = 0; r < R; ++r) mv[r] = Ops::set1(-std::numeric_limits<float>::infinity());
-    for (int j = 0; j < n_lanes; j += Ops::W) {
-        for (int r = 0; r < R; ++r) mv[r] = Ops::max(Ops::load(scores[r] + j), mv[r]);  // NaNs skipped, as std::max
-    }
-    float m[R], block_max[R], new_max[R];
-    for (int r = 0; r < R; ++r) m[r] = *t.m[r];
-    reduce_rows<R, true>(mv, block_max);
-    // Once the running maxes settle (they mostly do early) every rescale is
-    // e^0 = 1 exactly; skip the calls.
-    bool settled = true;
-    for (int r = 0; r < R; ++r) {
-        new_max[r] = std::max(m[r], block_max[r]);
-        settled &= (new_max[r] == m[r]) & std::isfinite(m[r]);
-        corr[r] = 1.0f;
-    }
-    if (!settled) {
-        for (int r = 0; r < R; ++r) {
-            if (!(new_max[r] == m[r] && std::isfinite(m[r]))) corr[r] = std::exp(m[r] - new_max[r]);
+    static_assert(R <= Ops::W);
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    constexpr int kVecs = kBlocksPerVisit * R;
+    V v[kVecs];  // (block p, row r) at p * R + r
+    // Padded by W: block p's R values are read and written as one vector.
+    alignas(64) float block_max[kVecs + Ops::W], new_max[kVecs + Ops::W], block_sum[kVecs + Ops::W];
+    alignas(64) float m_rows[Ops::W] = {}, l_rows[Ops::W] = {}, old[Ops::W], now[Ops::W];
+    V corr_v[kBlocksPerVisit];
+    for (int p = 0; p < n_parts; ++p) {
+        for (int r = 0; r < R; ++r) v[p * R + r] = Ops::set1(kNegInf);
+        for (int j = 0; j < n_lanes[p]; j += Ops::W) {
+            for (int r = 0; r < R; ++r) {
+                v[p * R + r] = Ops::max(Ops::load(score_rows[p][r] + j), v[p * R + r]);  // NaNs skipped, as std::max
+            }
         }
     }
-    for (int r = 0; r < R; ++r) {
-        mv[r] = Ops::set1(new_max[r]);
-        sum[r] = Ops::zero();
+    Ops::hmax_many(v, n_parts * R, block_max);
+    for (int r = 0; r < R; ++r) m_rows[r] = *t.m[r];
+    V m = Ops::load(m_rows);
+    for (int p = 0; p < n_parts; ++p) {
+        // max(b, m) is b > m ? b : m, std::max(m, b) exactly (NaN b: m).
+        const V nm = Ops::max(Ops::load(block_max + p * R), m);
+        // Once the running maxes settle (they mostly do early) every rescale
+        // is e^0 = 1 exactly; only the rows whose max moved (or was not
+        // finite) call std::exp.
+        const uint32_t settled = Ops::bits(Ops::equal(nm, m)) & Ops::bits(Ops::less(Ops::set1(kNegInf), Ops::neg_abs(m)));
+        uint32_t moved = ~settled & ((1u << R) - 1);
+        for (int r = 0; r < R; ++r) corr[p][r] = 1.0f;
+        if (moved != 0) {
+            Ops::store(old, m);
+            Ops::store(now, nm);
+            for (; moved != 0; moved &= moved - 1) {
+                const int r = __builtin_ctz(moved);
+                corr[p][r] = std::exp(old[r] - now[r]);
+            }
+        }
+        for (int r = 0; r < R; ++r) old[r] = corr[p][r];
+        corr_v[p] = Ops::load(old);
+        Ops::store(new_max + p * R, nm);
+        m = nm;
     }
-    for (int j = 0; j < n_lanes; j += Ops::W) {
+    Ops::store(m_rows, m);
+    for (int r = 0; r < R; ++r) *t.m[r] = m_rows[r];
+    for (int p = 0; p < n_parts; ++p) {
+        V mv[R];
         for (int r = 0; r < R; ++r) {
-            const V e = Ops::exp(Ops::sub(Ops::load(scores[r] + j), mv[r]));
-            Ops::store(scores[r] + j, e);
-            sum[r] = Ops::add(sum[r], e);
+            mv[r] = Ops::set1(new_max[p * R + r]);
+            v[p * R + r] = Ops::zero();
+        }
+        for (int j = 0; j < n_lanes[p]; j += Ops::W) {
+            for (int r = 0; r < R; ++r) {
+                const V e = Ops::exp(Ops::sub(Ops::load(score_rows[p][r] + j), mv[r]));
+                Ops::store(score_rows[p][r] + j, e);
+                v[p * R + r] = Ops::add(v[p * R + r], e);
+            }
         }
     }
-    float block_sum[R];
-    reduce_rows<R, false>(sum, block_sum);
-    for (int r = 0; r < R; ++r) {
-        // An explicit fma: left to -ffp-contract, GCC fused this in some
-        // inlined copies and not others, so a row's sum depended on the path.
-        *t.l[r] = std::fma(*t.l[r], corr[r], block_sum[r]);
-        *t.m[r] = new_max[r];
-    }
+    Ops::hsum_many(v, n_parts * R, block_sum);
+    for (int r = 0; r < R; ++r) l_rows[r] = *t.l[r];
+    // l * corr + sum in one rounding, as std::fma (left to -ffp-contract,
+    // GCC fused a scalar form in some inlined copies and not others, so a
+    // row's sum depended on the path).
+    V l = Ops::load(l_rows);
+    for (int p = 0; p < n_parts; ++p) l = Ops::fmadd(l, corr_v[p], Ops::load(block_sum + p * R));
+    Ops::store(l_rows, l);
+    for (int r = 0; r < R; ++r) *t.l[r] = l_rows[r];
 }
 
-// One visit of a tile of R rows that all see the same keys: per block its
-// scores and the running max / sum update, then the V accumulation of all
-// blocks in one pass.
+// One visit of a tile of R rows that all see the same keys: the scores of
+// every block, the softmax steps, then the V accumulation of all blocks in
+// one pass.
 template <class KL, class VL, int R>
 inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
                         float (*scores)[kScoreLanes]) {
     float* score_rows[kBlocksPerVisit][R];
+    int n_lanes[kBlocksPerVisit];
     float corr[kBlocksPerVisit][R];
     AccBlock blocks[kBlocksPerVisit];
     int lane0 = 0;
@@ -265,10 +283,13 @@ inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitK
         const BlockKeys& b = u.part[p];
         for (int r = 0; r < R; ++r) score_rows[p][r] = scores[r] + lane0;
         tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows[p]);
-        const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
-        softmax_step<R>(t, score_rows[p], n_lanes, corr[p]);
+        n_lanes[p] = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
+        lane0 += n_lanes[p];
+    }
+    softmax_visit<R>(t, score_rows, n_lanes, u.n_parts, corr);
+    for (int p = 0; p < u.n_parts; ++p) {
+        const BlockKeys& b = u.part[p];
         blocks[p] = AccBlock{b.v_rows, b.v_row_bytes, b.n, score_rows[p], corr[p]};
-        lane0 += n_lanes;
     }
     accumulate_tile<VL, R>(t.acc, blocks, u.n_parts, s.head_dim);
 }
