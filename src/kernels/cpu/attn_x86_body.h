@@ -227,7 +227,10 @@ inline void softmax_visit(const TileRows& t, float* const (*score_rows)[R], cons
         // finite) call std::exp.
         const uint32_t settled = Ops::bits(Ops::equal(nm, m)) & Ops::bits(Ops::less(Ops::set1(kNegInf), Ops::neg_abs(m)));
         uint32_t moved = ~settled & ((1u << R) - 1);
+        // Not a vector load of the scalar stores on the common path: a
+        // load spanning several smaller pending stores waits for them.
         for (int r = 0; r < R; ++r) corr[p][r] = 1.0f;
+        corr_v[p] = Ops::set1(1.0f);
         if (moved != 0) {
             Ops::store(old, m);
             Ops::store(now, nm);
@@ -235,9 +238,9 @@ inline void softmax_visit(const TileRows& t, float* const (*score_rows)[R], cons
                 const int r = __builtin_ctz(moved);
                 corr[p][r] = std::exp(old[r] - now[r]);
             }
+            for (int r = 0; r < R; ++r) now[r] = corr[p][r];
+            corr_v[p] = Ops::load(now);
         }
-        for (int r = 0; r < R; ++r) old[r] = corr[p][r];
-        corr_v[p] = Ops::load(old);
         Ops::store(new_max + p * R, nm);
         m = nm;
     }

@@ -52,7 +52,8 @@ struct Ops {
         return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
     }
     static float hmax(V v) { return _mm512_reduce_max_ps(v); }
-    // out[k] = hsum(v[k]) and hmax(v[k]) for k < n. Every tree pairs a
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < n (out has room for n + W
+    // floats: whole vectors are stored, the lanes past n garbage). Every tree pairs a
     // vector's lanes exactly as _mm512_reduce_add_ps does (i with i + 8, then
     // + 4, then i ^ 2, then i ^ 1), the lower lane always the first operand,
     // so each result has hsum's bits (and max's choice between equal zeros)
@@ -68,9 +69,7 @@ struct Ops {
         for (; n - k > 4; k += 16) {
             V t[16];
             for (int i = 0; i < 16; ++i) t[i] = k + i < n ? v[k + i] : zero();
-            alignas(64) float res[16];
-            store(res, reduce_each16(t, op));
-            for (int i = 0; i < 16 && k + i < n; ++i) out[k + i] = res[i];
+            store(out + k, reduce_each16(t, op));
         }
         if (k < n) {
             V t[4];
