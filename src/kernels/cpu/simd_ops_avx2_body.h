@@ -60,6 +60,14 @@ struct Ops {
     // lower lane first: the AVX-512 twins' order).
     static void hsum_many(const V* v, int n, float* out) { reduce_many<false>(v, n, out); }
     static void hmax_many(const V* v, int n, float* out) { reduce_many<true>(v, n, out); }
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 (the AVX-512 twins share
+    // one shuffle tree; here one reduction each is as cheap).
+    static void hsum_each4(const V* v, float* out) {
+        for (int k = 0; k < 4; ++k) out[k] = hsum(v[k]);
+    }
+    static void hmax_each4(const V* v, float* out) {
+        for (int k = 0; k < 4; ++k) out[k] = hmax(v[k]);
+    }
     // Eight vectors at a time share one transposing tree (15 shuffles, not
     // 8 x 3); three or fewer left go one by one.
     template <bool kMax>

@@ -58,13 +58,17 @@ struct Ops {
     // + 4, then i ^ 2, then i ^ 1), the lower lane always the first operand,
     // so each result has hsum's bits (and max's choice between equal zeros)
     // whichever tree and neighbours it goes through.
-    static void hsum_many(const V* v, int n, float* out) { reduce_many(v, n, out, [](V a, V b) { return add(a, b); }); }
-    static void hmax_many(const V* v, int n, float* out) { reduce_many(v, n, out, [](V a, V b) { return max(a, b); }); }
+    [[gnu::always_inline]] static void hsum_many(const V* v, int n, float* out) {
+        reduce_many(v, n, out, [](V a, V b) { return add(a, b); });
+    }
+    [[gnu::always_inline]] static void hmax_many(const V* v, int n, float* out) {
+        reduce_many(v, n, out, [](V a, V b) { return max(a, b); });
+    }
     // Sixteen vectors at a time share one transposing tree (31 shuffles, not
     // 4 x 11 through reduce_each4); four or fewer left go through
     // reduce_each4.
     template <class F>
-    static void reduce_many(const V* v, int n, float* out, F op) {
+    [[gnu::always_inline]] static void reduce_many(const V* v, int n, float* out, F op) {
         int k = 0;
         for (; n - k > 4; k += 16) {
             V t[16];
@@ -98,7 +102,9 @@ struct Ops {
         const V d = op(_mm512_shuffle_ps(c0, c1, 0x88), _mm512_shuffle_ps(c0, c1, 0xDD));
         return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), d);
     }
-    // The same tree for four vectors, out[k] = the reduction of v[k].
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 through the same tree.
+    static void hsum_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return add(a, b); }); }
+    static void hmax_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return max(a, b); }); }
     template <class F>
     static void reduce_each4(const V* v, float* out, F op) {
         // Quarters [v.q0 op v.q2, v.q1 op v.q3] of two vectors side by side.
