@@ -234,6 +234,7 @@ TEST(AttentionTest, PrefillRowsMatchEachTokenAlone) {
         {9, 3, 64, 40, 505, 30},  // split at 520, inside a visit of several blocks
         {9, 3, 64, 16, 100, 70},  // several visits left of the diagonal per piece
         {32, 4, 64, 16, 200, 9},  // group 8, long context, four tokens a piece
+        {5, 5, 64, 16, 130, 5},   // 5-row tiles x 8 blocks: maxes / sums reduced 16 + 16 + 8
     };
     ThreadPool pool1(1), pool3(3);
     for (const RunShape& c : shapes) {

@@ -17,6 +17,10 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+// GCC 12 cannot see that Ops::reduce_many reads only the n vectors the
+// softmax set (a false -Wmaybe-uninitialized on the rest of the array).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace tessera::x86 {
 namespace attn_avx2_impl {
@@ -76,6 +80,7 @@ AttendRangeFn avx2_attend_range(int head_dim, GgmlType k_type, GgmlType v_type) 
 }
 
 }  // namespace tessera::x86
+#pragma GCC diagnostic pop
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {

@@ -22,7 +22,8 @@ constexpr int kAccRegs = Ops::W == 16 ? 24 : kRegs / 2;  // accumulators of one 
 // kBlocksPerVisit, at most kScoreLanes scores a row): the tile setup and the
 // V accumulators' loads and stores are paid once per visit. The online
 // softmax still updates once per block, so the bits are those of a visit per
-// block.
+// block; it runs stage by stage over all blocks of the visit, so their
+// latency chains overlap and their horizontal reductions share shuffle trees.
 constexpr int kBlocksPerVisit = 8;
 constexpr int kScoreLanes = 512;  // >= 256 + 16: a whole largest block
 
@@ -103,9 +104,12 @@ struct AccBlock {
 // over the vector chunks [c0, c0 + NC) of rows [r0, r0 + R): R x NC
 // independent FMA chains, each V chunk loaded once for the R rows, the
 // accumulators kept in registers from one block to the next (the same
-// operations, so the same bits, as a pass per block).
+// operations, so the same bits, as a pass per block). Always inlined: once
+// the visits of several blocks grew the range kernel GCC stopped inlining
+// it into decode's loop, and decode attention at depth 4096 took ~10% more
+// CPU time.
 template <class VL, int R, int NC>
-inline void accumulate_part(float* const* acc, const AccBlock* blocks, int n_blocks, int r0, int c0) {
+[[gnu::always_inline]] inline void accumulate_part(float* const* acc, const AccBlock* blocks, int n_blocks, int r0, int c0) {
     typename Ops::V a[R][NC];
     for (int r = 0; r < R; ++r) {
         for (int c = 0; c < NC; ++c) a[r][c] = Ops::load(acc[r0 + r] + (c0 + c) * Ops::W);
@@ -205,7 +209,10 @@ inline void reduce_rows(typename Ops::V* v, float* out) {
 // a multiple of W, -inf past the keys): new running max m, the rescale
 // corr = e^(m_old - m) of what was summed before, scores replaced by
 // p = e^(score - m) and l = l * corr + sum p. The rows go through each stage
-// together, so their (latency-bound) max and exp chains overlap.
+// together, so their (latency-bound) max and exp chains overlap. The same
+// operations as softmax_visit on one block, so the same bits, for the
+// one-block visits (decode's, the diagonal's) without its arrays over the
+// blocks of a visit.
 template <int R>
 inline void softmax_step(const TileRows& t, float* const* scores, int n_lanes, float* corr) {
     using V = typename Ops::V;
@@ -251,13 +258,86 @@ inline void softmax_step(const TileRows& t, float* const* scores, int n_lanes, f
     }
 }
 
-// One visit of a tile of R rows that all see the same keys: per block its
-// scores and the running max / sum update, then the V accumulation of all
-// blocks in one pass.
+// The online-softmax steps of R rows over the blocks of one visit, whose
+// scores (-inf past each block's keys) start at score_rows[p] (n_lanes[p] a
+// multiple of W): per block in order, new running max m, the rescale
+// corr = e^(m_old - m) of what was summed before, scores replaced by
+// p = e^(score - m) and l = l * corr + sum p. Each stage runs over every
+// (block, row) of the visit before the next, so the latency-bound max, exp
+// and reduction chains of all of them overlap and their horizontal maxes and
+// sums share transposing shuffle trees (Ops::hmax_many / hsum_many, with
+// hsum's / hmax's bits). A row's operations are those of one block at a
+// time (softmax_step's).
+template <int R>
+inline void softmax_visit(const TileRows& t, float* const (*score_rows)[R], const int* n_lanes, int n_parts,
+                          float (*corr)[R]) {
+    using V = typename Ops::V;
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    constexpr int kVecs = kBlocksPerVisit * R;
+    V v[kVecs];  // (block p, row r) at p * R + r
+    // Padded by W: the shuffle trees store whole vectors.
+    alignas(64) float block_max[kVecs + Ops::W], new_max[kVecs + Ops::W], block_sum[kVecs + Ops::W];
+    for (int p = 0; p < n_parts; ++p) {
+        for (int r = 0; r < R; ++r) v[p * R + r] = Ops::set1(kNegInf);
+        for (int j = 0; j < n_lanes[p]; j += Ops::W) {
+            for (int r = 0; r < R; ++r) {
+                v[p * R + r] = Ops::max(Ops::load(score_rows[p][r] + j), v[p * R + r]);  // NaNs skipped, as std::max
+            }
+        }
+    }
+    Ops::hmax_many(v, n_parts * R, block_max);
+    float m[R];
+    for (int r = 0; r < R; ++r) m[r] = *t.m[r];
+    for (int p = 0; p < n_parts; ++p) {
+        // Once the running maxes settle (they mostly do early) every rescale
+        // is e^0 = 1 exactly; skip the calls (one branch for the R rows).
+        bool settled = true;
+        for (int r = 0; r < R; ++r) {
+            new_max[p * R + r] = std::max(m[r], block_max[p * R + r]);
+            settled &= (new_max[p * R + r] == m[r]) & std::isfinite(m[r]);
+            corr[p][r] = 1.0f;
+        }
+        if (!settled) {
+            for (int r = 0; r < R; ++r) {
+                if (!(new_max[p * R + r] == m[r] && std::isfinite(m[r]))) corr[p][r] = std::exp(m[r] - new_max[p * R + r]);
+            }
+        }
+        for (int r = 0; r < R; ++r) m[r] = new_max[p * R + r];
+    }
+    for (int r = 0; r < R; ++r) *t.m[r] = m[r];
+    for (int p = 0; p < n_parts; ++p) {
+        V mv[R];
+        for (int r = 0; r < R; ++r) {
+            mv[r] = Ops::set1(new_max[p * R + r]);
+            v[p * R + r] = Ops::zero();
+        }
+        for (int j = 0; j < n_lanes[p]; j += Ops::W) {
+            for (int r = 0; r < R; ++r) {
+                const V e = Ops::exp(Ops::sub(Ops::load(score_rows[p][r] + j), mv[r]));
+                Ops::store(score_rows[p][r] + j, e);
+                v[p * R + r] = Ops::add(v[p * R + r], e);
+            }
+        }
+    }
+    Ops::hsum_many(v, n_parts * R, block_sum);
+    for (int r = 0; r < R; ++r) {
+        float l = *t.l[r];
+        // An explicit fma: left to -ffp-contract, GCC fused this in some
+        // inlined copies and not others, so a row's sum depended on the path.
+        for (int p = 0; p < n_parts; ++p) l = std::fma(l, corr[p][r], block_sum[p * R + r]);
+        *t.l[r] = l;
+    }
+}
+
+// A visit of several blocks by a tile of R rows that all see the same keys:
+// the scores of every block, the softmax steps, then the V accumulation of
+// all blocks in one pass. Out of line: inlined, decode attention at depth
+// 4096 took ~12% more CPU time, though decode never comes here.
 template <class KL, class VL, int R>
-inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
-                        float (*scores)[kScoreLanes]) {
+[[gnu::noinline]] void attend_blocks(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
+                                     float (*scores)[kScoreLanes]) {
     float* score_rows[kBlocksPerVisit][R];
+    int n_lanes[kBlocksPerVisit];
     float corr[kBlocksPerVisit][R];
     AccBlock blocks[kBlocksPerVisit];
     int lane0 = 0;
@@ -265,12 +345,35 @@ inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitK
         const BlockKeys& b = u.part[p];
         for (int r = 0; r < R; ++r) score_rows[p][r] = scores[r] + lane0;
         tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows[p]);
-        const int n_lanes = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
-        softmax_step<R>(t, score_rows[p], n_lanes, corr[p]);
+        n_lanes[p] = (b.n + Ops::W - 1) / Ops::W * Ops::W;  // -inf past n
+        lane0 += n_lanes[p];
+    }
+    softmax_visit<R>(t, score_rows, n_lanes, u.n_parts, corr);
+    for (int p = 0; p < u.n_parts; ++p) {
+        const BlockKeys& b = u.part[p];
         blocks[p] = AccBlock{b.v_rows, b.v_row_bytes, b.n, score_rows[p], corr[p]};
-        lane0 += n_lanes;
     }
     accumulate_tile<VL, R>(t.acc, blocks, u.n_parts, s.head_dim);
+}
+
+// One visit of a tile of R rows that all see the same keys: one block's
+// scores, the running max / sum update, then the V accumulation; visits of
+// several blocks through attend_blocks.
+template <class KL, class VL, int R>
+inline void attend_tile(const AttentionShape& s, const TileRows& t, const VisitKeys& u,
+                        float (*scores)[kScoreLanes]) {
+    if (u.n_parts > 1) {
+        attend_blocks<KL, VL, R>(s, t, u, scores);
+        return;
+    }
+    const BlockKeys& b = u.part[0];
+    float* score_rows[R];
+    for (int r = 0; r < R; ++r) score_rows[r] = scores[r];
+    tile_scores<KL, R>(t.q, b.k_head, b.block_size, b.key0, b.n, s.head_dim, s.scale, score_rows);
+    float corr[R];
+    softmax_step<R>(t, score_rows, (b.n + Ops::W - 1) / Ops::W * Ops::W, corr);
+    const AccBlock block{b.v_rows, b.v_row_bytes, b.n, score_rows, corr};
+    accumulate_tile<VL, R>(t.acc, &block, 1, s.head_dim);
 }
 
 // attend_tile for nr <= kTileRows rows.

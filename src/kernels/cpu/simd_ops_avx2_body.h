@@ -54,6 +54,12 @@ struct Ops {
         m = _mm_max_ss(m, _mm_movehdup_ps(m));
         return _mm_cvtss_f32(m);
     }
+    // out[k] = hsum(v[k]) and hmax(v[k]) for k < n (out has room for n + W
+    // floats, as the AVX-512 twins need), each with the bits of
+    // hsum / hmax (lanes paired i with i + 4, then i ^ 2, then i ^ 1, the
+    // lower lane first: the AVX-512 twins' order).
+    static void hsum_many(const V* v, int n, float* out) { reduce_many<false>(v, n, out); }
+    static void hmax_many(const V* v, int n, float* out) { reduce_many<true>(v, n, out); }
     // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 (the AVX-512 twins share
     // one shuffle tree; here one reduction each is as cheap).
     static void hsum_each4(const V* v, float* out) {
@@ -61,6 +67,35 @@ struct Ops {
     }
     static void hmax_each4(const V* v, float* out) {
         for (int k = 0; k < 4; ++k) out[k] = hmax(v[k]);
+    }
+    // Eight vectors at a time share one transposing tree (15 shuffles, not
+    // 8 x 3); three or fewer left go one by one.
+    template <bool kMax>
+    static void reduce_many(const V* v, int n, float* out) {
+        const auto op = [](V a, V b) { return kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b); };
+        int k = 0;
+        for (; n - k > 3; k += 8) {
+            V t[8];
+            for (int i = 0; i < 8; ++i) t[i] = k + i < n ? v[k + i] : zero();
+            store(out + k, reduce_each8(t, op));
+        }
+        for (; k < n; ++k) out[k] = kMax ? hmax(v[k]) : hsum(v[k]);
+    }
+    // Lane k of the result is the reduction of v[k].
+    template <class F>
+    static V reduce_each8(const V* v, F op) {
+        V a[4];
+        // Half h: v[2k + h]'s lane i op lane i + 4.
+        for (int k = 0; k < 4; ++k) {
+            a[k] = op(_mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x20), _mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x31));
+        }
+        // Half h: lanes 0 op 2 and 1 op 3 of a[2k]'s half h, then of a[2k + 1]'s.
+        const V b0 = op(_mm256_shuffle_ps(a[0], a[1], 0x44), _mm256_shuffle_ps(a[0], a[1], 0xEE));
+        const V b1 = op(_mm256_shuffle_ps(a[2], a[3], 0x44), _mm256_shuffle_ps(a[2], a[3], 0xEE));
+        // Lane j of the low half: v[2j]'s, of the high half v[2j + 1]'s; then
+        // into vector order.
+        const V c = op(_mm256_shuffle_ps(b0, b1, 0x88), _mm256_shuffle_ps(b0, b1, 0xDD));
+        return _mm256_permutevar8x32_ps(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     }
     static V exp(V x) { return vec_exp<Ops>(x); }
 
