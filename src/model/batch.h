@@ -43,6 +43,12 @@ struct Batch {
         }
     }
 
+    // Position of batch token t in its sequence.
+    int64_t position(int64_t t) const {
+        const BatchSequence& s = seqs[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
+        return s.pos0 + (t - s.first);
+    }
+
     int64_t n_outputs() const {
         int64_t n = 0;
         for (uint8_t w : want_logits) n += w;

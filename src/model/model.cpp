@@ -141,10 +141,7 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
     ws.reserve(c, n);
     const ThreadPool::Busy busy(pool);
     for_token_ranges(pool, n, [&](int, int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            const BatchSequence& s = batch.seqs[batch.seq_of[t]];
-            rope_table(c.rope, s.pos0 + (t - s.first), ws.rope[static_cast<size_t>(t)]);
-        }
+        for (int64_t t = begin; t < end; ++t) rope_table(c.rope, batch.position(t), ws.rope[static_cast<size_t>(t)]);
     });
     for (int64_t t = 0; t < n; ++t) {
         embedding_row(weights_.token_embd.type, weights_.token_embd.data, weights_.token_embd.row_bytes,
@@ -183,10 +180,6 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
     }
 
     const int bs = cache.block_size();
-    auto position = [&](int64_t t) {
-        const BatchSequence& s = batch.seqs[batch.seq_of[t]];
-        return s.pos0 + (t - s.first);
-    };
     for_token_ranges(pool, n, [&](int, int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             const RopeTable& rope = ws.rope[static_cast<size_t>(t)];
@@ -198,7 +191,7 @@ void Model::attention_layer(int layer, const Batch& batch, KvCache& cache, Threa
                 add_inplace(k, w.bk, c.kv_dim());
                 add_inplace(v, w.bv, c.kv_dim());
             }
-            const int64_t pos = position(t);
+            const int64_t pos = batch.position(t);
             rope_apply(c.rope, rope, q, c.n_head, c.head_dim);
             rope_apply(c.rope, rope, k, c.n_head_kv, c.head_dim);
             const int32_t* table = batch.seqs[batch.seq_of[t]].block_table;

@@ -90,16 +90,13 @@ void prepare_super(const BlockQ8_K& y, int64_t i, int half, uint8_t* out) {
     const auto* q = reinterpret_cast<const __m512i*>(y.qs);
     const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 1);
     const __m512i z45 = _mm512_loadu_si512(q + 2), z67 = _mm512_loadu_si512(q + 3);
+    // Lane 8f + L (field j + f, sub-block L): dword j + f of sub-block L,
+    // which sits at dword 8 * (L % 2) + j + f of its pair of sub-blocks; the
+    // first permute fills sub-blocks 0-3 (and 4-7 with the same indices into
+    // the second pair of vectors). Indices for j = 0; field pair j adds j.
+    const __m512i pick0 = _mm512_setr_epi32(0, 8, 16, 24, 0, 8, 16, 24, 1, 9, 17, 25, 1, 9, 17, 25);
     for (int j = 0; j < 8; j += 2) {
-        // Lane 8f + L (field j + f, sub-block L): dword j + f of sub-block L,
-        // which sits at dword 8 * (L % 2) + j + f of its pair of sub-blocks;
-        // the first permute fills sub-blocks 0-3 (and 4-7 with the same
-        // indices into the second pair of vectors).
-        alignas(64) int idx[16];
-        for (int f = 0; f < 2; ++f) {
-            for (int l = 0; l < 8; ++l) idx[8 * f + l] = 16 * ((l % 4) / 2) + 8 * (l % 2) + j + f;
-        }
-        const __m512i pick = _mm512_load_si512(idx);
+        const __m512i pick = _mm512_add_epi32(pick0, _mm512_set1_epi32(j));
         const __m512i lo = _mm512_permutex2var_epi32(z01, pick, z23);
         const __m512i hi = _mm512_permutex2var_epi32(z45, pick, z67);
         const __m512i both = _mm512_mask_blend_epi32(0xF0F0, lo, hi);
