@@ -1,8 +1,9 @@
 // Tiled, threaded matmul over the dot kernels. Work is cut into tasks of a
 // multiple of kRowTile weight rows x kTokBlock tokens; each thread takes the
 // tasks of its own contiguous slice in order, then helps with the others'
-// (robust to busy cores); inside a task the dot kernels work on register
-// tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
+// from their ends (robust to busy cores); inside a task the dot kernels
+// work on register tiles of up to kMaxDotRows weight rows x kMaxDotTokens
+// tokens.
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -48,10 +49,33 @@ int64_t rows_per_task(int64_t rows, int64_t n_tok_blocks, int n_threads) {
 // fetch; two threads decoded the 135M models hardly faster than one while
 // the memory delivered twice the bandwidth to two threads (78 vs 40 GB/s).
 constexpr int kMaxSlices = 64;  // threads beyond it share slices
+// The tasks [front, back) of a slice left to run, packed into one word so
+// that its owner (taking from the front) and other threads (taking from the
+// back, once their own slice is done) never take the same task. Helping
+// from the back leaves the owner's run of consecutive rows unbroken; helping
+// from the front, two threads took alternate tasks of it at the end.
 struct alignas(64) TaskSlice {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
+    std::atomic<uint64_t> range{0};
 };
+
+constexpr uint64_t pack_range(int64_t front, int64_t back) {
+    return static_cast<uint64_t>(front) | static_cast<uint64_t>(back) << 32;
+}
+
+// Takes the slice's first (owner) or last task into `task`; false once
+// the slice is empty.
+bool take_task(TaskSlice& slice, bool owner, int64_t& task) {
+    uint64_t r = slice.range.load(std::memory_order_relaxed);
+    for (;;) {
+        const auto front = static_cast<int64_t>(r & 0xFFFFFFFFu), back = static_cast<int64_t>(r >> 32);
+        if (front >= back) return false;
+        const uint64_t next = owner ? pack_range(front + 1, back) : pack_range(front, back - 1);
+        if (slice.range.compare_exchange_weak(r, next, std::memory_order_relaxed)) {
+            task = owner ? front : back - 1;
+            return true;
+        }
+    }
+}
 
 // One weight matrix of a job; a job runs up to kMaxMatmulGroup of them that
 // share the (already quantized) input.
@@ -109,25 +133,24 @@ void run_task(const MatmulJob& job, int64_t task) {
     }
 }
 
-// Runs the tasks of the thread's own slice, then what is left of the others'.
+// Runs the tasks of the thread's own slice from its front, then what is
+// left of the others' from their backs.
 void worker(MatmulJob* job, int thread_idx) {
     const int n = job->n_slices;
     for (int k = 0; k < n; ++k) {
         TaskSlice& slice = job->slices[(thread_idx + k) % n];
-        for (;;) {
-            const int64_t task = slice.next.fetch_add(1, std::memory_order_relaxed);
-            if (task >= slice.end) break;
-            run_task(*job, task);
-        }
+        int64_t task = 0;
+        while (take_task(slice, k == 0, task)) run_task(*job, task);
     }
 }
 
 // Cuts [0, n_tasks) into one contiguous slice per thread.
 void slice_tasks(MatmulJob& job, int n_threads) {
+    TS_CHECK(job.n_tasks < (int64_t{1} << 32));
     job.n_slices = static_cast<int>(std::min<int64_t>({n_threads, kMaxSlices, std::max<int64_t>(job.n_tasks, 1)}));
     for (int i = 0; i < job.n_slices; ++i) {
-        job.slices[i].next.store(job.n_tasks * i / job.n_slices, std::memory_order_relaxed);
-        job.slices[i].end = job.n_tasks * (i + 1) / job.n_slices;
+        job.slices[i].range.store(pack_range(job.n_tasks * i / job.n_slices, job.n_tasks * (i + 1) / job.n_slices),
+                                  std::memory_order_relaxed);
     }
 }
 
