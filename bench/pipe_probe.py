@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Which AVX-512 operations slow down the int8 byte dots on this CPU.
+
+Each probe is a loop of rounds: twelve independent 512-bit vpdpbusd chains
+(the tiles' byte dot, two a cycle at best) plus K extra operations of one
+kind, each feeding one of the dots so that none is dead code. If a round
+takes no longer with the extras, they ran beside the dots on other pipes;
+if it takes longer, they compete with the dots for issue. The loops are
+inline assembly with fixed registers, so the compiler cannot spill, fold or
+hoist anything; the extras read a small buffer in L1.
+
+Usage: python3 bench/pipe_probe.py [--rounds N]
+Writes the C++ to a temporary directory, compiles it with g++ -O2
+-march=native and prints ns per round for K = 0, 4, 8 and 12 extras.
+Needs an AVX-512 VNNI CPU.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+# name -> (assembly of one extra writing %zmm{d}, with {m} a 64-byte-aligned
+# address, {u} an unaligned one (crossing a cache line), {w} a dword address).
+# zmm30 holds permute indices, zmm31 a second source, k1 a byte mask.
+PROBES = {
+    "load 512 (aligned)": "vmovdqu64 {m}, %%zmm{d}",
+    "load 512 (line-crossing)": "vmovdqu64 {u}, %%zmm{d}",
+    "masked load (aligned, zeroing)": "vmovdqu8 {m}, %%zmm{d}%{{%%k1%}}%{{z%}}",
+    "masked load (line-crossing)": "vmovdqu8 {u}, %%zmm{d}%{{%%k1%}}%{{z%}}",
+    "broadcast dword from memory": "vpbroadcastd {w}, %%zmm{d}",
+    "vpandd with embedded broadcast": "vpandd {w}%{{1to16%}}, %%zmm31, %%zmm{d}",
+    "vpandd (memory operand)": "vpandd {m}, %%zmm31, %%zmm{d}",
+    "vpsrlw (memory operand)": "vpsrlw $4, {m}, %%zmm{d}",
+    "vpsrlw + vpandd": "vpsrlw $4, {m}, %%zmm{d}\n vpandd %%zmm{d}, %%zmm31, %%zmm{d}",
+    "vpunpcklqdq": "vmovdqu64 {m}, %%zmm{d}\n vpunpcklqdq %%zmm31, %%zmm{d}, %%zmm{d}",
+    "vpblendmq (memory operand)": "vpblendmq {m}, %%zmm31, %%zmm{d}%{{%%k1%}}",
+    "vmovdqa64 register copy": "vmovdqa64 %%zmm31, %%zmm{d}",
+    "vcvtdq2ps (memory operand)": "vcvtdq2ps {m}, %%zmm{d}",
+    "vmulps (memory operand)": "vmulps {m}, %%zmm31, %%zmm{d}",
+    "vfmadd213ps": "vmovdqu64 {m}, %%zmm{d}\n vfmadd213ps %%zmm31, %%zmm31, %%zmm{d}",
+    "vcvtph2ps (memory operand)": "vcvtph2ps {h}, %%zmm{d}",
+    "vpermw (memory operand)": "vpermw {m}, %%zmm30, %%zmm{d}",
+    "vpermq (memory operand)": "vpermq {m}, %%zmm30, %%zmm{d}",
+    "vpermt2w": "vmovdqu64 {m}, %%zmm{d}\n vpermt2w %%zmm31, %%zmm30, %%zmm{d}",
+    "vshufi64x2": "vmovdqu64 {m}, %%zmm{d}\n vshufi64x2 $0x4e, %%zmm{d}, %%zmm{d}, %%zmm{d}",
+    "vinserti32x4 from memory": "vinserti32x4 $1, {m}, %%zmm31, %%zmm{d}",
+    "vbroadcasti32x4 from memory": "vbroadcasti32x4 {m}, %%zmm{d}",
+}
+COUNTS = (0, 4, 8, 12)
+
+
+def round_asm(op, k):
+    lines = []
+    for i in range(12):
+        if i < k:
+            d = 14 + i
+            extra = op.format(m=f"{64 * i}(%1)", u=f"{64 * i + 40}(%1)", w=f"{4 * i}(%1)", h=f"{32 * i}(%1)", d=d)
+            lines += [line.strip() for line in extra.split("\n")]
+            lines.append(f"vpdpbusd %%zmm13, %%zmm{d}, %%zmm{i}")
+        else:
+            lines.append(f"vpdpbusd %%zmm13, %%zmm12, %%zmm{i}")
+    return "\\n\\t".join(lines)
+
+
+def program(rounds):
+    clobbers = ", ".join(f'"xmm{j}"' for j in range(32))
+    out = ["#include <chrono>", "#include <cstdio>", "#include <cstdint>",
+           "alignas(64) static uint8_t buf[64 * 16];"]
+    calls = []
+    for n, (name, op) in enumerate(PROBES.items()):
+        for k in COUNTS:
+            fn = f"probe_{n}_{k}"
+            out.append(f"""__attribute__((noinline)) double {fn}(long n) {{
+    const auto t0 = std::chrono::steady_clock::now();
+    asm volatile("1:\\n\\t{round_asm(op, k)}\\n\\tdec %0\\n\\tjnz 1b" : "+r"(n) : "r"(buf) : "memory", "k1", {clobbers});
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}}""")
+        calls.append((name, n))
+    out.append("template <class F> double best(F f, long n) { double t = 1e30; for (int r = 0; r < 3; ++r) { const double s = f(n); if (s < t) t = s; } return t; }")
+    out.append("int main() {")
+    out.append(f"    const long n = {rounds};")
+    out.append('    asm volatile("movl $0xF0F0F0F0, %%eax\\n\\tkmovq %%rax, %%k1" ::: "eax", "k1");')
+    out.append('    std::printf("%-34s %8s %8s %8s %8s   (ns per round of 12 byte dots + K extras)\\n", "extra op", "K=0", "K=4", "K=8", "K=12");')
+    for name, n in calls:
+        vals = ", ".join(f"best(probe_{n}_{k}, n) / n * 1e9" for k in COUNTS)
+        out.append(f'    std::printf("%-34s %8.2f %8.2f %8.2f %8.2f\\n", "{name}", {vals});')
+    out.append("}")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=20_000_000)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "probe.cpp"), os.path.join(tmp, "probe")
+        with open(src, "w") as f:
+            f.write(program(args.rounds))
+        subprocess.run(["g++", "-O2", "-march=native", "-std=c++20", src, "-o", exe], check=True)
+        sys.stdout.flush()
+        subprocess.run([exe], check=True)
+
+
+if __name__ == "__main__":
+    main()
