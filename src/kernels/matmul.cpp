@@ -20,7 +20,7 @@ namespace tessera {
 namespace {
 
 constexpr int64_t kRowTile = 16;
-constexpr int64_t kTokBlock = 10 * kMaxDotTokens;
+constexpr int64_t kTokBlock = 10 * kMaxDotTokens;  // tokens of a task, at most
 // Tiles start at even tokens, as the ActQuad pair rows need.
 static_assert(kTokBlock % 2 == 0 && kMaxDotTokens % 2 == 0);
 constexpr int64_t kParallelQuantizeMinTokens = 8;
@@ -97,6 +97,7 @@ struct MatmulJob {
     const uint8_t* quads = nullptr;  // [ceil(n_tok / 2), quads_stride] ActQuad pair rows, if wanted
     size_t quads_stride = 0;
     int64_t n_tok;
+    int64_t tok_block;  // tokens of a task (the last one's may be fewer)
     int64_t n_tasks = 0;
     TaskSlice slices[kMaxSlices];
     int n_slices = 1;
@@ -108,9 +109,9 @@ void run_task(const MatmulJob& job, int64_t task) {
     const MatmulPart& part = job.parts[p];
     const WeightMatrix& w = *part.w;
     task -= part.first_task;
-    const int64_t tok_block = task / part.n_row_tiles, row_tile = task % part.n_row_tiles;
+    const int64_t block = task / part.n_row_tiles, row_tile = task % part.n_row_tiles;
     const int64_t r0 = row_tile * part.task_rows, r1 = std::min(w.rows, r0 + part.task_rows);
-    const int64_t t0 = tok_block * kTokBlock, t1 = std::min(job.n_tok, t0 + kTokBlock);
+    const int64_t t0 = block * job.tok_block, t1 = std::min(job.n_tok, t0 + job.tok_block);
     float out[kMaxDotTokens];
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
@@ -223,7 +224,15 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
     if (n_tok == 0) return;
     MatmulJob job;
     job.n_tok = n_tok;
-    const int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
+    // Token blocks of near-equal size, as many as the threads or a multiple:
+    // 512 tokens on two threads were six blocks of 80 and one of 32, and
+    // the thread whose slice held the short one waited at the end of every
+    // matmul.
+    int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
+    if (n_tok_blocks > 1) n_tok_blocks = (n_tok_blocks + pool.size() - 1) / pool.size() * pool.size();
+    job.tok_block = (n_tok + n_tok_blocks - 1) / n_tok_blocks;
+    job.tok_block = (job.tok_block + kMaxDotTokens - 1) / kMaxDotTokens * kMaxDotTokens;  // whole 8-token tiles
+    n_tok_blocks = (n_tok + job.tok_block - 1) / job.tok_block;
     bool quads = false;
     for (const MatmulOut& o : outs) {
         MatmulPart& part = job.parts[job.n_parts++];
