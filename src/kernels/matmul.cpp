@@ -1,9 +1,9 @@
 // Tiled, threaded matmul over the dot kernels. Work is cut into tasks of a
-// multiple of kRowTile weight rows x kTokBlock tokens; each thread takes the
-// tasks of its own contiguous slice in order, then helps with the others'
-// from their ends (robust to busy cores); inside a task the dot kernels
-// work on register tiles of up to kMaxDotRows weight rows x kMaxDotTokens
-// tokens.
+// multiple of kRowTile weight rows x a block of up to kTokBlock tokens (the
+// blocks of near-equal size); each thread takes the tasks of its own
+// contiguous slice in order, then helps with the others' from their ends
+// (robust to busy cores); inside a task the dot kernels work on register
+// tiles of up to kMaxDotRows weight rows x kMaxDotTokens tokens.
 #include "kernels/matmul.h"
 
 #include <algorithm>
