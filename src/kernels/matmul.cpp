@@ -21,8 +21,9 @@ namespace {
 
 constexpr int64_t kRowTile = 16;
 constexpr int64_t kTokBlock = 10 * kMaxDotTokens;  // tokens of a task, at most
-// Tiles start at even tokens, as the ActQuad pair rows need.
-static_assert(kTokBlock % 2 == 0 && kMaxDotTokens % 2 == 0);
+// Tiles start at even tokens, as the ActQuad pair rows need: token blocks
+// are whole tiles of kMaxDotTokens (matmul_group).
+static_assert(kMaxDotTokens % 2 == 0);
 constexpr int64_t kParallelQuantizeMinTokens = 8;
 // Tasks per thread a matrix is cut into, at least. More balance the load on
 // busy cores; fewer mean fewer fetches of the shared counter (its cache line
