@@ -22,7 +22,10 @@ import tempfile
 
 # name -> (assembly of one extra writing %zmm{d}, with {m} a 64-byte-aligned
 # address, {u} an unaligned one (crossing a cache line), {w} a dword address).
-# zmm30 holds permute indices, zmm31 a second source, k1 a byte mask.
+# zmm30 holds permute indices, zmm29 and zmm31 sources, k1 a byte mask.
+# "Free" here means free beside the dots alone: in a real tile, whose other
+# pipes are busy too, every extra operation costs something (see
+# docs/BENCHMARKS.md, session 10).
 PROBES = {
     "load 512 (aligned)": "vmovdqu64 {m}, %%zmm{d}",
     "load 512 (line-crossing)": "vmovdqu64 {u}, %%zmm{d}",
@@ -46,6 +49,20 @@ PROBES = {
     "vshufi64x2": "vmovdqu64 {m}, %%zmm{d}\n vshufi64x2 $0x4e, %%zmm{d}, %%zmm{d}, %%zmm{d}",
     "vinserti32x4 from memory": "vinserti32x4 $1, {m}, %%zmm31, %%zmm{d}",
     "vbroadcasti32x4 from memory": "vbroadcasti32x4 {m}, %%zmm{d}",
+    "vpshufd": "vpshufd $0xb1, %%zmm31, %%zmm{d}",
+    "vpermilps (immediate)": "vpermilps $0xb1, %%zmm31, %%zmm{d}",
+    "vpunpckldq": "vpunpckldq %%zmm31, %%zmm29, %%zmm{d}",
+    "vpblendmd": "vpblendmd %%zmm31, %%zmm29, %%zmm{d}%{{%%k1%}}",
+    "vpaddd": "vpaddd %%zmm31, %%zmm29, %%zmm{d}",
+    "vpternlogd": "vpternlogd $0x96, %%zmm31, %%zmm29, %%zmm{d}",
+    "vaddps": "vaddps %%zmm31, %%zmm29, %%zmm{d}",
+    "vpermd": "vpermd %%zmm31, %%zmm30, %%zmm{d}",
+    "vpermt2d": "vmovdqa64 %%zmm29, %%zmm{d}\n vpermt2d %%zmm31, %%zmm30, %%zmm{d}",
+    "vgf2p8affineqb": "vgf2p8affineqb $0, %%zmm31, %%zmm29, %%zmm{d}",
+    "vpmulld": "vpmulld %%zmm31, %%zmm29, %%zmm{d}",
+    "vpmuludq": "vpmuludq %%zmm31, %%zmm29, %%zmm{d}",
+    "vpmaddwd": "vpmaddwd %%zmm31, %%zmm29, %%zmm{d}",
+    "vscalefps": "vscalefps %%zmm31, %%zmm29, %%zmm{d}",
 }
 COUNTS = (0, 4, 8, 12)
 
