@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_pkgs=(build-essential cmake pkg-config libpcre2-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
-           libgtest-dev libgmock-dev python3-pip unzip)
+           libgtest-dev libgmock-dev libbenchmark-dev python3-pip unzip)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
