@@ -1,15 +1,17 @@
 // Kernel micro-benchmark (Google Benchmark): the matmul's inner loop over
-// one prompt task, the tiled dot kernel of a weight format on `rows` x
-// `cols` weights against 80 tokens of prepared activations, as
-// kernels/matmul.cpp runs it (8-token tiles, the kernel's row groups), on
-// one thread. Reports multiply-adds per second of CPU time, the figure
-// docs/BENCHMARKS.md quotes for kernels.
+// one prompt task: the tiled dot kernel of a weight format (or, where its
+// level has none, the multi-token dot row by row) on `rows` x `cols`
+// weights against 80 tokens of prepared activations, as kernels/matmul.cpp
+// runs it (8-token tiles, the kernel's row groups), on one thread. Reports
+// multiply-adds per second of CPU time, the figure docs/BENCHMARKS.md
+// quotes for kernels.
 //
-// Without a model, the legacy formats run on weights quantized from random
-// normal values (real blocks: K-quant scales are never random bytes, whose
-// NaN and huge sums once made a K-quant kernel look 40% slower than it ran
-// on a model). With --model PATH, every distinct 2-D weight of the model's
-// first layer, and the output head, runs on the model's own bytes.
+// Without a model, the legacy formats (and F16, BF16) run on weights
+// quantized from random normal values: real blocks, never random bytes,
+// whose NaN and huge sums once made a K-quant kernel look 40% slower than
+// it ran on a model. K-quants (no quantizer here) run with --model PATH:
+// every distinct 2-D weight of the model's first layer, and the output
+// head, on the model's own bytes.
 //
 // Before timing, each benchmark checks its outputs against the scalar
 // reference (vec_dot) and fails if one is off, so a broken kernel cannot
@@ -47,14 +49,16 @@ struct Weights {
 };
 
 // The activations the kernel reads for kTokens tokens: quantized rows and,
-// where the kernel wants them, their ActQuad pair rows.
+// where the kernel wants them, their ActQuad pair rows or (F16) the rows
+// widened to floats.
 struct Activations {
     std::vector<uint8_t> rows, quads_buf;
     const uint8_t* quads = nullptr;  // 64-byte aligned inside quads_buf
+    std::vector<float> widened;
     size_t row_stride = 0, quads_stride = 0;
 };
 
-Activations make_activations(GgmlType weight, int64_t cols, std::mt19937& rng) {
+Activations make_activations(GgmlType weight, int64_t cols, ActLayout layout, std::mt19937& rng) {
     const GgmlType at = activation_type_for(weight);
     Activations a;
     a.row_stride = *ggml_row_bytes(at, cols);
@@ -65,27 +69,55 @@ Activations make_activations(GgmlType weight, int64_t cols, std::mt19937& rng) {
         for (float& v : x) v = normal(rng);
         quantize_row(at, x.data(), a.rows.data() + t * a.row_stride, cols);
     }
-    const size_t qb = act_quad_pairs_bytes(at, cols);
-    if (qb > 0) {
+    if (layout == ActLayout::Widened) {
+        a.widened.resize(static_cast<size_t>(cols) * kTokens);
+        for (int t = 0; t < kTokens; ++t) {
+            dequantize_row(at, a.rows.data() + t * a.row_stride, a.widened.data() + t * cols, cols);
+        }
+    }
+    if (layout == ActLayout::Quads) {
+        const size_t qb = act_quad_pairs_bytes(at, cols);
         a.quads_stride = qb;
         a.quads_buf.resize(qb * (kTokens / 2) + 64);
         const auto misalign = reinterpret_cast<uintptr_t>(a.quads_buf.data()) % 64;
-        uint8_t* quads = a.quads_buf.data() + (64 - misalign) % 64;
+        uint8_t* pairs = a.quads_buf.data() + (64 - misalign) % 64;
         for (int t = 0; t < kTokens; ++t) {
-            prepare_act_quads(at, cols, a.rows.data() + t * a.row_stride, t % 2, quads + t / 2 * qb,
+            prepare_act_quads(at, cols, a.rows.data() + t * a.row_stride, t % 2, pairs + t / 2 * qb,
                               SimdLevel::Scalar);
         }
-        a.quads = quads;
+        a.quads = pairs;
     }
     return a;
 }
 
+// The kernels the matmul picks for a format: the tiled one, or where the
+// level has none, the multi-token dot row by row.
+struct Kernels {
+    RowsKernel rows;
+    MultiDotFn dot = nullptr;
+};
+
 // One pass of the matmul's task loop: y[t * rows + r] for all rows and tokens.
-void run_loop(const RowsKernel& k, const Weights& w, const Activations& a, float* y) {
-    const bool quads = k.layout == ActLayout::Quads;
-    const size_t stride = quads ? a.quads_stride : a.row_stride;
+void run_loop(const Kernels& kernels, const Weights& w, const Activations& a, float* y) {
+    const RowsKernel& k = kernels.rows;
     for (int t = 0; t < kTokens; t += kMaxDotTokens) {
-        const uint8_t* act = quads ? a.quads + t / 2 * stride : a.rows.data() + t * a.row_stride;
+        size_t stride = a.row_stride;
+        const uint8_t* act = a.rows.data() + t * a.row_stride;
+        if (k.fn != nullptr && k.layout == ActLayout::Quads) {
+            stride = a.quads_stride;
+            act = a.quads + t / 2 * stride;
+        } else if (k.fn != nullptr && k.layout == ActLayout::Widened) {
+            stride = static_cast<size_t>(w.cols) * sizeof(float);
+            act = reinterpret_cast<const uint8_t*>(a.widened.data() + t * w.cols);
+        }
+        if (k.fn == nullptr) {
+            float out[kMaxDotTokens];
+            for (int64_t r = 0; r < w.rows; ++r) {
+                kernels.dot(w.cols, w.data + r * w.row_bytes, act, stride, kMaxDotTokens, out);
+                for (int j = 0; j < kMaxDotTokens; ++j) y[(t + j) * w.rows + r] = out[j];
+            }
+            continue;
+        }
         for (int64_t r = 0; r < w.rows; r += k.max_rows) {
             const int n_rows = static_cast<int>(std::min<int64_t>(k.max_rows, w.rows - r));
             k.fn(w.cols, w.data + r * w.row_bytes, w.row_bytes, n_rows, act, stride, kMaxDotTokens,
@@ -112,14 +144,11 @@ std::string check_against_reference(const Weights& w, const Activations& a, cons
     return {};
 }
 
-void bench_tile_loop(benchmark::State& state, const Weights& w) {
-    const RowsKernel k = find_rows_dot(w.type, best_simd_level());
-    if (k.fn == nullptr) {
-        state.SkipWithError("no tiled kernel for this format at this CPU's level");
-        return;
-    }
+void bench_task_loop(benchmark::State& state, const Weights& w) {
+    const Kernels k{find_rows_dot(w.type, best_simd_level()), find_multi_dot(w.type, best_simd_level())};
     std::mt19937 rng(7);
-    const Activations a = make_activations(w.type, w.cols, rng);
+    const ActLayout layout = k.rows.fn != nullptr ? k.rows.layout : ActLayout::Quantized;
+    const Activations a = make_activations(w.type, w.cols, layout, rng);
     std::vector<float> y(static_cast<size_t>(kTokens * w.rows));
     run_loop(k, w, a, y.data());
     if (const std::string err = check_against_reference(w, a, y); !err.empty()) {
@@ -135,7 +164,7 @@ void bench_tile_loop(benchmark::State& state, const Weights& w) {
     state.counters["MAC/s"] = benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Legacy-format weights quantized from random normal values.
+// Legacy-format (or F16 / BF16) weights from random normal values.
 Weights synthetic_weights(GgmlType type, int64_t rows, int64_t cols) {
     Weights w;
     w.type = type;
@@ -160,12 +189,13 @@ void register_synthetic() {
     const struct {
         int64_t rows, cols;
     } shapes[] = {{576, 2048}, {1536, 576}};
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::F16,
+                       GgmlType::BF16}) {
         for (const auto& s : shapes) {
-            const std::string name = std::string("tile_loop/") + ggml_type_name(t) + "/" + std::to_string(s.rows) +
+            const std::string name = std::string("task_loop/") + ggml_type_name(t) + "/" + std::to_string(s.rows) +
                                      "x" + std::to_string(s.cols);
             const Weights w = synthetic_weights(t, s.rows, s.cols);
-            benchmark::RegisterBenchmark(name.c_str(), [w](benchmark::State& st) { bench_tile_loop(st, w); });
+            benchmark::RegisterBenchmark(name.c_str(), [w](benchmark::State& st) { bench_task_loop(st, w); });
         }
     }
 }
@@ -194,7 +224,7 @@ bool register_model(const std::string& path) {
         w.row_bytes = *ggml_row_bytes(ti.type, ti.ne[0]);
         w.data = ti.data;
         const std::string name = "model/" + ti.name + "/" + key;
-        benchmark::RegisterBenchmark(name.c_str(), [w, shared](benchmark::State& st) { bench_tile_loop(st, w); });
+        benchmark::RegisterBenchmark(name.c_str(), [w, shared](benchmark::State& st) { bench_task_loop(st, w); });
     }
     return true;
 }

@@ -2,7 +2,7 @@
 # Writes full-size llama-shaped GGUF models with random weights (SmolLM2-135M
 # or TinyLlama-1.1B geometry) so speed can be measured on weight types and
 # sizes no real model here has; llama.cpp loads them too (valid gpt2 vocab).
-"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K|Q5_K|BF16 --out FILE.gguf
+"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K|Q5_K|BF16|F16 --out FILE.gguf
 
 Every matrix (and the token embedding / output head) is stored in --wtype;
 norms stay F32. K-quant rows must be a multiple of 256 elements, which
@@ -28,7 +28,7 @@ SHAPES = {
     "135m": (49152, 576, 30, 9, 3, 1536, 8192, 100000.0, True),
     "1.1b": (32000, 2048, 22, 32, 4, 5632, 4096, 10000.0, False),
 }
-WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q5_K", "BF16"]
+WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q5_K", "BF16", "F16"]
 # The file type a model of each --wtype declares (K-quant files name a mix).
 FILE_TYPES = {"Q4_K": "MOSTLY_Q4_K_M", "Q5_K": "MOSTLY_Q5_K_M"}
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]

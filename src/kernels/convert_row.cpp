@@ -24,6 +24,8 @@ void avx2_act(const float* x, void* dst, int64_t n) {
 
 void copy_f32(const float* x, void* dst, int64_t n) { std::memcpy(dst, x, static_cast<size_t>(n) * sizeof(float)); }
 
+void widen_f16_reference(const void* src, float* dst, int64_t n) { dequantize_row(GgmlType::F16, src, dst, n); }
+
 }  // namespace
 
 ConvertRowFn find_convert_row(GgmlType t, SimdLevel level) {
@@ -38,6 +40,11 @@ ConvertRowFn find_convert_row(GgmlType t, SimdLevel level) {
         default: TS_CHECK_MSG(false, "find_convert_row: not a row conversion target");
     }
     return nullptr;
+}
+
+WidenRowFn find_widen_f16_row(SimdLevel level) {
+    const RowKernels* rk = find_row_kernels(level);
+    return rk != nullptr ? rk->from_f16 : widen_f16_reference;
 }
 
 }  // namespace tessera

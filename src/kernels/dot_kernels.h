@@ -41,12 +41,13 @@ using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_r
                            size_t act_stride, int n_act, float* out, size_t out_stride);
 
 // How a tiled kernel wants its activation rows: as quantized rows of
-// activation_type_for(weight), or as ActQuad pair rows (kernels/act_quads.h)
-// prepared from those rows once per matmul; then act_stride is
+// activation_type_for(weight); as ActQuad pair rows (kernels/act_quads.h)
+// prepared from those rows once per matmul, when act_stride is
 // act_quad_pairs_bytes(act, n), token t of a tile is half t % 2 of pair row
 // t / 2, and `act` points at the pair row of the tile's first token, which
-// must be even.
-enum class ActLayout { Quantized, Quads };
+// must be even; or (F16 weights) as those F16 rows widened back to F32 once
+// per matmul, act_stride n * 4 bytes.
+enum class ActLayout { Quantized, Quads, Widened };
 
 // Rows one call may take (a multiple of kMaxDotRows): more than kMaxDotRows
 // where the kernel has a path that shares each activation chunk between

@@ -97,6 +97,8 @@ struct MatmulJob {
     size_t act_stride;
     const uint8_t* quads = nullptr;  // [ceil(n_tok / 2), quads_stride] ActQuad pair rows, if wanted
     size_t quads_stride = 0;
+    const uint8_t* widened = nullptr;  // [n_tok, widened_stride] F16 rows as floats, if wanted
+    size_t widened_stride = 0;
     int64_t n_tok;
     int64_t tok_block;  // tokens of a task (the last one's may be fewer)
     int64_t n_tasks = 0;
@@ -118,9 +120,15 @@ void run_task(const MatmulJob& job, int64_t task) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
         const uint8_t* act = job.act + static_cast<size_t>(t) * job.act_stride;
         if (part.rows.fn != nullptr) {
-            const bool quads = part.rows.layout == ActLayout::Quads;
-            const size_t stride = quads ? job.quads_stride : job.act_stride;
-            const uint8_t* a = quads ? job.quads + static_cast<size_t>(t / 2) * stride : act;  // t is even
+            size_t stride = job.act_stride;
+            const uint8_t* a = act;
+            if (part.rows.layout == ActLayout::Quads) {
+                stride = job.quads_stride;
+                a = job.quads + static_cast<size_t>(t / 2) * stride;  // t is even
+            } else if (part.rows.layout == ActLayout::Widened) {
+                stride = job.widened_stride;
+                a = job.widened + static_cast<size_t>(t) * stride;
+            }
             for (int64_t r = r0; r < r1; r += part.rows.max_rows) {
                 const int n_rows = static_cast<int>(std::min<int64_t>(part.rows.max_rows, r1 - r));
                 part.rows.fn(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows, a, stride,
@@ -162,29 +170,39 @@ size_t bytes_to_next_line(const uint8_t* p) {
 }
 
 // Quantizes the n_tok rows of x into scratch, followed by their ActQuads
-// when `quads`; sets the strides and pointers of `job`.
-void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const float* x, int64_t n_tok,
-                          int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch, MatmulJob& job) {
+// (`quads`) or by the F16 rows widened back to floats (`widened`); sets the
+// strides and pointers of `job`.
+void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel level, const float* x,
+                          int64_t n_tok, int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch,
+                          MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
+    TS_CHECK(!widened || (act_type == GgmlType::F16 && !quads));
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
-    // The pair rows start on a cache line: the AVX-512 tiles load them in
-    // 64-byte fields, each of which straddled two lines when they followed
-    // the quantized rows directly (Q4_K pp512 tile 20% slower).
+    const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
+    // The pair rows (and widened rows) start on a cache line: the AVX-512
+    // tiles load them in 64-byte fields, each of which straddled two lines
+    // when they followed the quantized rows directly (Q4_K pp512 tile 20%
+    // slower).
     const size_t act_bytes = stride * static_cast<size_t>(n_tok);
-    const size_t quads_len = quads_stride * static_cast<size_t>((n_tok + 1) / 2);
-    const size_t need = act_bytes + (quads ? kCacheLineBytes - 1 + quads_len : 0);
+    const size_t extra_len = quads_stride * static_cast<size_t>((n_tok + 1) / 2) +
+                             widened_stride * static_cast<size_t>(n_tok);
+    const size_t need = act_bytes + (extra_len > 0 ? kCacheLineBytes - 1 + extra_len : 0);
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
-    const size_t quads_at = act_bytes + (quads ? bytes_to_next_line(base + act_bytes) : 0);
+    const size_t extra_at = act_bytes + (extra_len > 0 ? bytes_to_next_line(base + act_bytes) : 0);
     const ConvertRowFn convert = find_convert_row(act_type, level);  // the bytes of quantize_row
+    const WidenRowFn widen = widened ? find_widen_f16_row(level) : nullptr;
     auto quantize_rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             uint8_t* row = base + static_cast<size_t>(t) * stride;
             convert(x + t * cols, row, cols);
             if (quads) {
                 prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
-                                  base + quads_at + static_cast<size_t>(t / 2) * quads_stride, level);
+                                  base + extra_at + static_cast<size_t>(t / 2) * quads_stride, level);
+            }
+            if (widened) {
+                widen(row, reinterpret_cast<float*>(base + extra_at + static_cast<size_t>(t) * widened_stride), cols);
             }
         }
     };
@@ -195,8 +213,10 @@ void quantize_activations(GgmlType act_type, bool quads, SimdLevel level, const 
     }
     job.act = base;
     job.act_stride = stride;
-    job.quads = quads ? base + quads_at : nullptr;
+    job.quads = quads ? base + extra_at : nullptr;
     job.quads_stride = quads_stride;
+    job.widened = widened ? base + extra_at : nullptr;
+    job.widened_stride = widened_stride;
 }
 
 }  // namespace
@@ -234,7 +254,7 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
     job.tok_block = (n_tok + n_tok_blocks - 1) / n_tok_blocks;
     job.tok_block = (job.tok_block + kMaxDotTokens - 1) / kMaxDotTokens * kMaxDotTokens;  // whole 8-token tiles
     n_tok_blocks = (n_tok + job.tok_block - 1) / job.tok_block;
-    bool quads = false;
+    bool quads = false, widened = false;
     for (const MatmulOut& o : outs) {
         MatmulPart& part = job.parts[job.n_parts++];
         part.w = o.w;
@@ -242,6 +262,7 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         part.dot = find_multi_dot(o.w->type, level);
         part.rows = find_rows_dot(o.w->type, level);
         quads = quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads);
+        widened = widened || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Widened);
         part.task_rows = rows_per_task(o.w->rows, n_tok_blocks, pool.size());
         part.n_row_tiles = (o.w->rows + part.task_rows - 1) / part.task_rows;
         part.first_task = job.n_tasks;
@@ -251,7 +272,7 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         job.act = reinterpret_cast<const uint8_t*>(x);
         job.act_stride = static_cast<size_t>(w0.cols) * sizeof(float);
     } else {
-        quantize_activations(act_type, quads, level, x, n_tok, w0.cols, pool, scratch, job);
+        quantize_activations(act_type, quads, widened, level, x, n_tok, w0.cols, pool, scratch, job);
     }
     if (job.n_tasks == 0) return;
     if (job.n_tasks == 1 || pool.size() == 1) {

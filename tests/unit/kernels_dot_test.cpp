@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/act_quads.h"
+#include "kernels/convert_row.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
@@ -120,7 +121,8 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
     }
     for (GgmlType t : kWeightTypes) {
         for (int64_t blocks : {7, 10, 50, 98, 103}) {
-            const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * blocks;
+            // Float formats: lengths with an odd last 8-element step and a scalar tail.
+            const int64_t n = block_elems(t) == 1 ? 96 + blocks : block_elems(t) * blocks;
             const GgmlType at = activation_type_for(t);
             const size_t wb = *ggml_row_bytes(t, n), stride = *ggml_row_bytes(at, n);
             std::vector<uint8_t> w, acts(stride * kMaxDotTokens);
@@ -145,6 +147,13 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                     for (int j = 0; j < kMaxDotTokens; ++j) {
                         prepare_act_quads(at, n, acts.data() + j * stride, j % 2,
                                           tile_acts.data() + j / 2 * tile_stride, level);
+                    }
+                } else if (rows.layout == ActLayout::Widened) {  // F16 rows as floats
+                    tile_stride = static_cast<size_t>(n) * sizeof(float);
+                    tile_acts.assign(tile_stride * kMaxDotTokens, 0);
+                    for (int j = 0; j < kMaxDotTokens; ++j) {
+                        find_widen_f16_row(level)(acts.data() + j * stride,
+                                                  reinterpret_cast<float*>(tile_acts.data() + j * tile_stride), n);
                     }
                 }
                 for (int nr : row_counts) {
@@ -256,7 +265,8 @@ TEST(DotKernelsTest, Avx2AndVnniAgreeBitForBit) {
     if (best_simd_level() != SimdLevel::Avx512Vnni) GTEST_SKIP() << "CPU has no AVX-512 VNNI";
     std::mt19937 rng(23);
     for (GgmlType t : kWeightTypes) {
-        const int64_t n = block_elems(t) == 1 ? 96 : block_elems(t) * 6;
+        // Float formats: an odd last 8-element step (VNNI pairs the others) and a tail.
+        const int64_t n = block_elems(t) == 1 ? 109 : block_elems(t) * 6;
         const GgmlType at = activation_type_for(t);
         const auto w = test::random_weight_row(rng, t, n);
         const auto x = test::random_floats(rng, n);

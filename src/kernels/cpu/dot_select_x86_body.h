@@ -21,6 +21,7 @@ inline RowsKernel select_rows_kernel(GgmlType weight) {
         case GgmlType::Q4_K: return {rows_dot<Q4_KSupers>, ActLayout::Quads};
         case GgmlType::Q5_K: return {rows_dot<Q5_KSupers>, ActLayout::Quads};
         case GgmlType::Q6_K: return {rows_dot<Q6_KSupers>, ActLayout::Quads};
+        case GgmlType::F16: return {f16_widened_rows, ActLayout::Widened};
         default: return {};
     }
 }

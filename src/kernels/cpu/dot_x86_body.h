@@ -40,25 +40,73 @@ void finish(const __m256 (&acc)[kAccSets<NT>][NT], const float* extra, float* ou
 // vectors lose the target pragma when the build has no -march=native).
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+// 16 of them (VNNI level only: templates, so the AVX2 build never compiles
+// them).
+template <bool kOn = kVnni>
+inline __m512 load16(const float* p) {
+    return _mm512_loadu_ps(p);
+}
+template <bool kOn = kVnni>
+inline __m512 load16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// [lo | hi] (AVX-512F: no DQ insert).
+template <bool kOn = kVnni>
+inline __m512 join_halves(__m256 lo, __m256 hi) {
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
 inline float to_f32(float e) { return e; }
 inline float to_f32(uint16_t e) { return h2f(e); }
 
-// F32 / F16 weights with same-typed activations; a scalar tail for n % 8.
-template <int NT, bool kHalf>
-void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
-    using Elem = std::conditional_t<kHalf, uint16_t, float>;
-    const Elem* x = static_cast<const Elem*>(w);
-    const Elem* y[NT];
-    act_rows(act, stride, y);
-    __m256 acc[kAccSets<NT>][NT] = {};
+// F32 / F16 weights (WElem float / uint16_t) with activations of AElem: the
+// same-typed rows of activation_type_for, or for F16 weights those rows
+// widened to F32 once per matmul (ActLayout::Widened), which load as the
+// very floats F16C made of them here. Step k (8 elements) goes into
+// accumulator set k % 2, then a scalar tail for n % 8. On VNNI one 512-bit
+// FMA does two consecutive steps, set 0 in its low half and set 1 in its
+// high one: the same lanes, the same bits as AVX2's two 256-bit FMAs, at
+// twice the rate. (Indexed by a run-time set, as this loop once was, GCC kept
+// the accumulators in memory and every FMA waited on a store: F16 weights
+// with 4 tokens ran at 16 G multiply-adds/s.)
+template <int NT, class WElem, class AElem>
+inline void float_steps(const WElem* x, const AElem* const (&y)[NT], int64_t n, __m256 (&acc)[2][NT]) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const int set = static_cast<int>((i / 8) % kAccSets<NT>);
-        const __m256 wv = load8(x + i);
-        for (int t = 0; t < NT; ++t) acc[set][t] = _mm256_fmadd_ps(wv, load8(y[t] + i), acc[set][t]);
+    if constexpr (kVnni) {
+        __m512 both[NT];
+        for (int t = 0; t < NT; ++t) both[t] = join_halves(acc[0][t], acc[1][t]);
+        for (; i + 16 <= n; i += 16) {
+            const __m512 wv = load16(x + i);
+            for (int t = 0; t < NT; ++t) both[t] = _mm512_fmadd_ps(wv, load16(y[t] + i), both[t]);
+        }
+        for (int t = 0; t < NT; ++t) {
+            acc[0][t] = _mm512_castps512_ps256(both[t]);
+            acc[1][t] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(both[t]), 1));
+        }
+    } else {
+        for (; i + 16 <= n; i += 16) {
+            const __m256 w0 = load8(x + i), w1 = load8(x + i + 8);
+            for (int t = 0; t < NT; ++t) {
+                acc[0][t] = _mm256_fmadd_ps(w0, load8(y[t] + i), acc[0][t]);
+                acc[1][t] = _mm256_fmadd_ps(w1, load8(y[t] + i + 8), acc[1][t]);
+            }
+        }
     }
+    if (i + 8 <= n) {  // an even step: set 0
+        const __m256 wv = load8(x + i);
+        for (int t = 0; t < NT; ++t) acc[0][t] = _mm256_fmadd_ps(wv, load8(y[t] + i), acc[0][t]);
+    }
+}
+
+template <int NT, class WElem, class AElem = WElem>
+void float_tile(int64_t n, const void* w, const uint8_t* act, size_t stride, float* out) {
+    const WElem* x = static_cast<const WElem*>(w);
+    const AElem* y[NT];
+    act_rows(act, stride, y);
+    static_assert(kAccSets<NT> == 2);
+    __m256 acc[2][NT] = {};
+    float_steps<NT>(x, y, n, acc);
     float tail[NT] = {};
-    for (; i < n; ++i) {
+    for (int64_t i = n - n % 8; i < n; ++i) {
         for (int t = 0; t < NT; ++t) tail[t] += to_f32(x[i]) * to_f32(y[t][i]);
     }
     finish<NT>(acc, tail, out);
@@ -120,12 +168,113 @@ void multi_dot(int64_t n, const void* w, const uint8_t* act, size_t stride, int 
 
 template <int NT>
 struct F32Tile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, false>(n, w, a, s, o); }
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, float>(n, w, a, s, o); }
 };
 template <int NT>
 struct F16Tile {
-    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { float_tile<NT, true>(n, w, a, s, o); }
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        float_tile<NT, uint16_t>(n, w, a, s, o);
+    }
 };
+template <int NT>
+struct F16WidenedTile {
+    static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) {
+        float_tile<NT, uint16_t, float>(n, w, a, s, o);
+    }
+};
+
+// VNNI: NR F16 rows x NT widened tokens, float_tile's arithmetic for each
+// (row, token) with its two sets in the halves of one 512-bit accumulator.
+// 2 x 8 accumulators keep both FMA pipes busy; one row against four tokens
+// (float_tile) waits on the FMA latency of its four chains.
+template <int NR, int NT, bool kOn = kVnni>
+void f16_widened_tile(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t act_stride,
+                      float* out, size_t out_stride) {
+    const uint16_t* x[NR];
+    for (int r = 0; r < NR; ++r) x[r] = reinterpret_cast<const uint16_t*>(w + static_cast<size_t>(r) * w_stride);
+    const float* y[NT];
+    act_rows(act, act_stride, y);
+    __m512 both[NR][NT];
+    for (auto& row : both) {
+        for (__m512& v : row) v = _mm512_setzero_ps();
+    }
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 wv[NR];
+        for (int r = 0; r < NR; ++r) wv[r] = load16(x[r] + i);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 yv = _mm512_loadu_ps(y[t] + i);
+            for (int r = 0; r < NR; ++r) both[r][t] = _mm512_fmadd_ps(wv[r], yv, both[r][t]);
+        }
+    }
+    if (i + 8 <= n) {  // an even step: set 0, the low halves
+        for (int r = 0; r < NR; ++r) {
+            const __m512 wv = _mm512_castps256_ps512(load8(x[r] + i));
+            for (int t = 0; t < NT; ++t) {
+                const __m512 yv = _mm512_castps256_ps512(_mm256_loadu_ps(y[t] + i));
+                both[r][t] = _mm512_mask3_fmadd_ps(wv, yv, both[r][t], 0x00FF);
+            }
+        }
+        i += 8;
+    }
+    for (int r = 0; r < NR; ++r) {
+        __m256 acc[2][NT];
+        float tail[NT] = {};
+        for (int t = 0; t < NT; ++t) {
+            acc[0][t] = _mm512_castps512_ps256(both[r][t]);
+            acc[1][t] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(both[r][t]), 1));
+        }
+        for (int64_t k = i; k < n; ++k) {
+            for (int t = 0; t < NT; ++t) tail[t] += to_f32(x[r][k]) * y[t][k];
+        }
+        float row_out[NT];
+        finish<NT>(acc, tail, row_out);
+        for (int t = 0; t < NT; ++t) out[static_cast<size_t>(t) * out_stride + r] = row_out[t];
+    }
+}
+
+// NR rows against n_act (1..8) tokens.
+template <int NR, bool kOn = kVnni>
+void f16_widened_tokens(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n_act, float* o,
+                        size_t os) {
+    switch (n_act) {
+        case 1: return f16_widened_tile<NR, 1>(n, w, ws, a, as, o, os);
+        case 2: return f16_widened_tile<NR, 2>(n, w, ws, a, as, o, os);
+        case 3: return f16_widened_tile<NR, 3>(n, w, ws, a, as, o, os);
+        case 4: return f16_widened_tile<NR, 4>(n, w, ws, a, as, o, os);
+        case 5: return f16_widened_tile<NR, 5>(n, w, ws, a, as, o, os);
+        case 6: return f16_widened_tile<NR, 6>(n, w, ws, a, as, o, os);
+        case 7: return f16_widened_tile<NR, 7>(n, w, ws, a, as, o, os);
+        default: return f16_widened_tile<NR, 8>(n, w, ws, a, as, o, os);
+    }
+}
+
+// F16 weights against widened activations (ActLayout::Widened): F16Tile's
+// bits, but each activation element is converted once per matmul instead
+// of once per weight row (four conversions for every four FMAs before, the
+// conversions the slower). VNNI: 2-row x 8-token tiles; AVX2 (16
+// registers): row by row, 4 tokens at a time.
+inline void f16_widened_rows(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
+                             size_t act_stride, int n_act, float* out, size_t out_stride) {
+    static_assert(kMaxDotTokens == 8);
+    if constexpr (kVnni) {
+        int r = 0;
+        for (; r + 2 <= n_rows; r += 2) {
+            f16_widened_tokens<2>(n, w + static_cast<size_t>(r) * w_stride, w_stride, act, act_stride, n_act, out + r,
+                                  out_stride);
+        }
+        if (r < n_rows) {
+            f16_widened_tokens<1>(n, w + static_cast<size_t>(r) * w_stride, w_stride, act, act_stride, n_act, out + r,
+                                  out_stride);
+        }
+    } else {
+        float row_out[kMaxDotTokens];
+        for (int r = 0; r < n_rows; ++r) {
+            multi_dot<F16WidenedTile>(n, w + static_cast<size_t>(r) * w_stride, act, act_stride, n_act, row_out);
+            for (int t = 0; t < n_act; ++t) out[static_cast<size_t>(t) * out_stride + r] = row_out[t];
+        }
+    }
+}
 template <int NT>
 struct BF16Tile {
     static void run(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { bf16_tile<NT>(n, w, a, s, o); }

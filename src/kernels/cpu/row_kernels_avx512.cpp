@@ -47,8 +47,13 @@ double sum_squares(const float* x, int64_t n) {
     return finish_sum_squares(lanes, x + k, n - k);
 }
 
-constexpr RowKernels kKernels{swiglu, sum_squares, to_half<Ops::store_f16, fp32_to_fp16>,
-                              to_half<Ops::store_bf16, fp32_to_bf16>, logits_stats, first_equal};
+constexpr RowKernels kKernels{swiglu,
+                              sum_squares,
+                              to_half<Ops::store_f16, fp32_to_fp16>,
+                              to_half<Ops::store_bf16, fp32_to_bf16>,
+                              from_f16,
+                              logits_stats,
+                              first_equal};
 
 }  // namespace rows_avx512_impl
 

@@ -40,6 +40,15 @@ void to_half(const float* x, void* dst, int64_t n) {
     for (; k < n; ++k) out[k] = Scalar(x[k]);  // the same bits as the vector path
 }
 
+// F16 -> F32, exact; F16C for the tail too, so every element converts as
+// the dot kernels' loads convert it (a signaling NaN comes out quiet).
+inline void from_f16(const void* src, float* dst, int64_t n) {
+    const auto* in = static_cast<const uint16_t*>(src);
+    int64_t k = 0;
+    for (; k + Ops::W <= n; k += Ops::W) Ops::store(dst + k, Ops::load_f16(in + k));
+    for (; k < n; ++k) dst[k] = _cvtsh_ss(in[k]);
+}
+
 inline LogitsStats logits_stats(const float* x, int64_t n) {
     const typename Ops::V inf = Ops::set1(std::numeric_limits<float>::infinity());
     typename Ops::V m0 = Ops::set1(-std::numeric_limits<float>::infinity()), m1 = m0;

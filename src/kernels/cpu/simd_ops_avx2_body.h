@@ -99,6 +99,10 @@ struct Ops {
     }
     static V exp(V x) { return vec_exp<Ops>(x); }
 
+    // W halves widened to floats (exact).
+    static V load_f16(const uint16_t* p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
     static void store_f16(uint16_t* p, V v) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));

@@ -123,6 +123,10 @@ struct Ops {
     }
     static V exp(V x) { return vec_exp<Ops>(x); }
 
+    // W halves widened to floats (exact).
+    static V load_f16(const uint16_t* p) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
     static void store_f16(uint16_t* p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
