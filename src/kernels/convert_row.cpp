@@ -24,7 +24,10 @@ void avx2_act(const float* x, void* dst, int64_t n) {
 
 void copy_f32(const float* x, void* dst, int64_t n) { std::memcpy(dst, x, static_cast<size_t>(n) * sizeof(float)); }
 
-void widen_f16_reference(const void* src, float* dst, int64_t n) { dequantize_row(GgmlType::F16, src, dst, n); }
+template <GgmlType T>
+void widen_reference(const void* src, float* dst, int64_t n) {
+    dequantize_row(T, src, dst, n);
+}
 
 }  // namespace
 
@@ -42,9 +45,14 @@ ConvertRowFn find_convert_row(GgmlType t, SimdLevel level) {
     return nullptr;
 }
 
-WidenRowFn find_widen_f16_row(SimdLevel level) {
+WidenRowFn find_widen_row(GgmlType t, SimdLevel level) {
     const RowKernels* rk = find_row_kernels(level);
-    return rk != nullptr ? rk->from_f16 : widen_f16_reference;
+    switch (t) {
+        case GgmlType::F16: return rk != nullptr ? rk->from_f16 : widen_reference<GgmlType::F16>;
+        case GgmlType::BF16: return rk != nullptr ? rk->from_bf16 : widen_reference<GgmlType::BF16>;
+        default: TS_CHECK_MSG(false, "find_widen_row: not a half-precision type");
+    }
+    return nullptr;
 }
 
 }  // namespace tessera

@@ -18,9 +18,10 @@ using ConvertRowFn = void (*)(const float* x, void* dst, int64_t n);
 // The converter to `t` (F32, F16, BF16, Q8_0, Q8_1 or Q8_K) at `level`.
 ConvertRowFn find_convert_row(GgmlType t, SimdLevel level = best_simd_level());
 
-// Writes the n F16 elements at src as floats at dst (exact: the matmul's
-// widened activations for F16 weights, ActLayout::Widened).
+// Writes the n F16 or BF16 (`t`) elements at src as floats at dst (exact:
+// the matmul's widened activations for F16 and BF16 weights,
+// ActLayout::Widened).
 using WidenRowFn = void (*)(const void* src, float* dst, int64_t n);
-WidenRowFn find_widen_f16_row(SimdLevel level = best_simd_level());
+WidenRowFn find_widen_row(GgmlType t, SimdLevel level = best_simd_level());
 
 }  // namespace tessera

@@ -45,8 +45,8 @@ using RowsDotFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_r
 // prepared from those rows once per matmul, when act_stride is
 // act_quad_pairs_bytes(act, n), token t of a tile is half t % 2 of pair row
 // t / 2, and `act` points at the pair row of the tile's first token, which
-// must be even; or (F16 weights) as those F16 rows widened back to F32 once
-// per matmul, act_stride n * 4 bytes.
+// must be even; or (F16 and BF16 weights) as those F16 / BF16 rows widened
+// back to F32 once per matmul, act_stride n * 4 bytes.
 enum class ActLayout { Quantized, Quads, Widened };
 
 // Rows one call may take (a multiple of kMaxDotRows): more than kMaxDotRows

@@ -97,7 +97,7 @@ struct MatmulJob {
     size_t act_stride;
     const uint8_t* quads = nullptr;  // [ceil(n_tok / 2), quads_stride] ActQuad pair rows, if wanted
     size_t quads_stride = 0;
-    const uint8_t* widened = nullptr;  // [n_tok, widened_stride] F16 rows as floats, if wanted
+    const uint8_t* widened = nullptr;  // [n_tok, widened_stride] F16 / BF16 rows as floats, if wanted
     size_t widened_stride = 0;
     int64_t n_tok;
     int64_t tok_block;  // tokens of a task (the last one's may be fewer)
@@ -170,14 +170,14 @@ size_t bytes_to_next_line(const uint8_t* p) {
 }
 
 // Quantizes the n_tok rows of x into scratch, followed by their ActQuads
-// (`quads`) or by the F16 rows widened back to floats (`widened`); sets the
+// (`quads`) or by the F16 / BF16 rows widened back to floats (`widened`); sets the
 // strides and pointers of `job`.
 void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel level, const float* x,
                           int64_t n_tok, int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch,
                           MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
-    TS_CHECK(!widened || (act_type == GgmlType::F16 && !quads));
+    TS_CHECK(!widened || ((act_type == GgmlType::F16 || act_type == GgmlType::BF16) && !quads));
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
     // The pair rows (and widened rows) start on a cache line: the AVX-512
@@ -192,7 +192,7 @@ void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel
     uint8_t* base = scratch.data();
     const size_t extra_at = act_bytes + (extra_len > 0 ? bytes_to_next_line(base + act_bytes) : 0);
     const ConvertRowFn convert = find_convert_row(act_type, level);  // the bytes of quantize_row
-    const WidenRowFn widen = widened ? find_widen_f16_row(level) : nullptr;
+    const WidenRowFn widen = widened ? find_widen_row(act_type, level) : nullptr;
     auto quantize_rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             uint8_t* row = base + static_cast<size_t>(t) * stride;

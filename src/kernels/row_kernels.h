@@ -1,5 +1,5 @@
 // The SIMD kernels of the per-step work outside matmul and attention (SwiGLU,
-// RMSNorm's sum of squares, F32 <-> F16 and F32 -> BF16 rows, logits scans), as one
+// RMSNorm's sum of squares, F32 <-> F16 / BF16 rows, logits scans), as one
 // table per SIMD level. Callers go through activations.h, rmsnorm.h,
 // convert_row.h and logits_scan.h, which hold the scalar references.
 #pragma once
@@ -22,8 +22,9 @@ struct RowKernels {
     // Bytes identical to fp32_to_fp16 / fp32_to_bf16 of each element.
     void (*to_f16)(const float* x, void* dst, int64_t n);
     void (*to_bf16)(const float* x, void* dst, int64_t n);
-    // F16 elements widened to floats (exact).
+    // F16 / BF16 elements widened to floats (exact).
     void (*from_f16)(const void* src, float* dst, int64_t n);
+    void (*from_bf16)(const void* src, float* dst, int64_t n);
     LogitsStats (*logits_stats)(const float* x, int64_t n);
     // The lowest k with x[k] == value, or -1.
     int64_t (*first_equal)(const float* x, int64_t n, float value);

@@ -148,11 +148,11 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
                         prepare_act_quads(at, n, acts.data() + j * stride, j % 2,
                                           tile_acts.data() + j / 2 * tile_stride, level);
                     }
-                } else if (rows.layout == ActLayout::Widened) {  // F16 rows as floats
+                } else if (rows.layout == ActLayout::Widened) {  // F16 / BF16 rows as floats
                     tile_stride = static_cast<size_t>(n) * sizeof(float);
                     tile_acts.assign(tile_stride * kMaxDotTokens, 0);
                     for (int j = 0; j < kMaxDotTokens; ++j) {
-                        find_widen_f16_row(level)(acts.data() + j * stride,
+                        find_widen_row(at, level)(acts.data() + j * stride,
                                                   reinterpret_cast<float*>(tile_acts.data() + j * tile_stride), n);
                     }
                 }

@@ -106,10 +106,11 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
 }
 
 // The tiled kernels (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 on ActQuads, Q4_K, Q5_K,
-// Q6_K on ActSuperQ8_K, F16 on widened rows) split rows and tokens into
-// register tiles of several shapes; whatever tiles a token lands in (token
-// counts off the tile and the 80-token task block, odd and single rows, any
-// thread count) its outputs must equal the one-token run bit for bit.
+// Q6_K on ActSuperQ8_K, F16 and BF16 on widened rows) split rows and tokens
+// into register tiles of several shapes; whatever tiles a token lands in
+// (token counts off the tile and the 80-token task block, odd and single
+// rows, any thread count) its outputs must equal the one-token run bit for
+// bit.
 TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     std::mt19937 rng(37);
     ThreadPool pool1(1), pool2(2), pool3(3);
@@ -117,8 +118,8 @@ TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     const bool sanitized = std::getenv("TESSERA_SANITIZED") != nullptr;
     const int64_t max_tok = sanitized ? 17 : 83;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16}) {
-        // F16: widened activations; an odd last 8-element step and a tail.
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::BF16}) {
+        // F16, BF16: widened activations; an odd last 8-element step and a tail.
         const int64_t short_cols = block_elems(t) == 1 ? 109 : block_elems(t) * (block_elems(t) == kQKK ? 3 : 5);
         // 98 legacy blocks: long rows, which full 8-token tiles of the VNNI
         // kernels take many rows a call (RowsKernel::max_rows), 83 of them a
@@ -154,7 +155,7 @@ TEST(MatmulTest, GroupEqualsSeparateMatmulsBitForBit) {
     ThreadPool pool(3);
     std::vector<uint8_t> scratch;
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::F32, GgmlType::F16}) {
+                       GgmlType::Q5_K, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2;
         // Q4_K and Q5_K group with Q6_K (as Q4_K_M / Q5_K_M files store some
         // V projections): both read the same prepared activations.

@@ -22,6 +22,9 @@ inline RowsKernel select_rows_kernel(GgmlType weight) {
         case GgmlType::Q5_K: return {rows_dot<Q5_KSupers>, ActLayout::Quads};
         case GgmlType::Q6_K: return {rows_dot<Q6_KSupers>, ActLayout::Quads};
         case GgmlType::F16: return {f16_widened_rows, ActLayout::Widened};
+        case GgmlType::BF16:
+            if constexpr (kVnni) return {widened_rows<true>, ActLayout::Widened};
+            return {};
         default: return {};
     }
 }

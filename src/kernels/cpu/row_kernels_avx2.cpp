@@ -45,6 +45,7 @@ constexpr RowKernels kKernels{swiglu,
                               to_half<Ops::store_f16, fp32_to_fp16>,
                               to_half<Ops::store_bf16, fp32_to_bf16>,
                               from_f16,
+                              from_bf16,
                               logits_stats,
                               first_equal};
 

@@ -49,6 +49,14 @@ inline void from_f16(const void* src, float* dst, int64_t n) {
     for (; k < n; ++k) dst[k] = _cvtsh_ss(in[k]);
 }
 
+// BF16 -> F32, exact.
+inline void from_bf16(const void* src, float* dst, int64_t n) {
+    const auto* in = static_cast<const uint16_t*>(src);
+    int64_t k = 0;
+    for (; k + Ops::W <= n; k += Ops::W) Ops::store(dst + k, Ops::load_bf16(in + k));
+    for (; k < n; ++k) dst[k] = bf16_to_fp32(in[k]);
+}
+
 inline LogitsStats logits_stats(const float* x, int64_t n) {
     const typename Ops::V inf = Ops::set1(std::numeric_limits<float>::infinity());
     typename Ops::V m0 = Ops::set1(-std::numeric_limits<float>::infinity()), m1 = m0;

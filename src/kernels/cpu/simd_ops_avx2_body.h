@@ -103,6 +103,11 @@ struct Ops {
     static V load_f16(const uint16_t* p) {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     }
+    // W bfloat16 widened to floats (exact: the top halves).
+    static V load_bf16(const uint16_t* p) {
+        const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+    }
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
     static void store_f16(uint16_t* p, V v) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));

@@ -127,6 +127,11 @@ struct Ops {
     static V load_f16(const uint16_t* p) {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     }
+    // W bfloat16 widened to floats (exact: the top halves).
+    static V load_bf16(const uint16_t* p) {
+        const __m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+    }
     // W halves, round-to-nearest-even (the immediate, not MXCSR), as fp32_to_fp16.
     static void store_f16(uint16_t* p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
