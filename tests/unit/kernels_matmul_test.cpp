@@ -150,6 +150,33 @@ TEST(MatmulTest, TiledResultsDoNotDependOnTokenRowOrThreadCounts) {
     }
 }
 
+// F16 / BF16 tasks go through their tokens a chunk of rows at a time (512 KB
+// of weights): with rows of 32 KB a chunk is 16 rows, and 161 tokens on one
+// thread make tasks of 32 rows (three token blocks), so tasks run in several
+// chunks, whose outputs must still equal the one-token run bit for bit.
+TEST(MatmulTest, WidenedRowChunksGiveTheOneTokenBits) {
+    std::mt19937 rng(38);
+    ThreadPool pool1(1), pool2(2);
+    std::vector<uint8_t> scratch;
+    const int64_t rows = 70, cols = 16413, n_tok = 161;
+    for (GgmlType t : {GgmlType::F16, GgmlType::BF16}) {
+        const Matrix m = random_matrix(rng, t, rows, cols);
+        const auto x = test::random_floats(rng, n_tok * cols);
+        std::vector<float> single(n_tok * rows);
+        for (int64_t tk = 0; tk < n_tok; ++tk) {
+            matmul(m.view, x.data() + tk * cols, 1, single.data() + tk * rows, pool1, scratch);
+        }
+        for (ThreadPool* pool : {&pool1, &pool2}) {
+            std::vector<float> y(n_tok * rows, NAN);
+            matmul(m.view, x.data(), n_tok, y.data(), *pool, scratch);
+            for (size_t i = 0; i < y.size(); ++i) {
+                ASSERT_EQ(f32_to_bits(single[i]), f32_to_bits(y[i]))
+                    << ggml_type_name(t) << " threads=" << pool->size() << " i=" << i;
+            }
+        }
+    }
+}
+
 TEST(MatmulTest, GroupEqualsSeparateMatmulsBitForBit) {
     std::mt19937 rng(36);
     ThreadPool pool(3);
