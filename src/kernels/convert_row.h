@@ -1,6 +1,6 @@
 // Float rows into a storage or activation type (KV cache rows, matmul
-// activations), and F16 rows back into floats: SIMD where the level has it,
-// and at every level the bytes of the scalar reference quantize_row
+// activations), and F16 / BF16 rows back into floats: SIMD where the level
+// has it, and at every level the bytes of the scalar reference quantize_row
 // (tensor/quant.h) / dequantize_row.
 #pragma once
 
