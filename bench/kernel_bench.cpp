@@ -31,6 +31,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/act_quads.h"
+#include "kernels/convert_row.h"
 #include "kernels/dot_kernels.h"
 #include "tensor/quant.h"
 
@@ -72,7 +73,7 @@ Activations make_activations(GgmlType weight, int64_t cols, ActLayout layout, st
     if (layout == ActLayout::Widened) {
         a.widened.resize(static_cast<size_t>(cols) * kTokens);
         for (int t = 0; t < kTokens; ++t) {
-            dequantize_row(at, a.rows.data() + t * a.row_stride, a.widened.data() + t * cols, cols);
+            find_widen_row(at)(a.rows.data() + t * a.row_stride, a.widened.data() + t * cols, cols);  // as the matmul
         }
     }
     if (layout == ActLayout::Quads) {
