@@ -70,9 +70,16 @@ struct Ops {
     }
     // Eight vectors at a time share one transposing tree (15 shuffles, not
     // 8 x 3); three or fewer left go one by one.
+    // A functor, not a lambda: GCC 12 compiles a lambda's conversion thunk
+    // outside the file's target pragma and, where the baseline lacks AVX,
+    // rejects its vector return (-Wpsabi).
+    template <bool kMax>
+    struct ReduceOp {
+        V operator()(V a, V b) const { return kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b); }
+    };
     template <bool kMax>
     static void reduce_many(const V* v, int n, float* out) {
-        const auto op = [](V a, V b) { return kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b); };
+        const ReduceOp<kMax> op;
         int k = 0;
         for (; n - k > 3; k += 8) {
             V t[8];

@@ -60,12 +60,17 @@ struct Ops {
     // between equal zeros) whichever tree and neighbours it goes through.
     // Always inlined, so a caller's small n folds the loops away (called out
     // of line they cost decode attention about 13%).
-    [[gnu::always_inline]] static void hsum_many(const V* v, int n, float* out) {
-        reduce_many(v, n, out, [](V a, V b) { return add(a, b); });
-    }
-    [[gnu::always_inline]] static void hmax_many(const V* v, int n, float* out) {
-        reduce_many(v, n, out, [](V a, V b) { return max(a, b); });
-    }
+    // The reduction operators are functors, not lambdas: GCC 12 compiles a
+    // lambda's conversion thunk outside the file's target pragma and, where
+    // the baseline lacks AVX-512, rejects its vector return (-Wpsabi).
+    struct AddOp {
+        V operator()(V a, V b) const { return add(a, b); }
+    };
+    struct MaxOp {
+        V operator()(V a, V b) const { return max(a, b); }
+    };
+    [[gnu::always_inline]] static void hsum_many(const V* v, int n, float* out) { reduce_many(v, n, out, AddOp{}); }
+    [[gnu::always_inline]] static void hmax_many(const V* v, int n, float* out) { reduce_many(v, n, out, MaxOp{}); }
     // Sixteen vectors at a time share one transposing tree (31 shuffles, not
     // 4 x 11 through reduce_each4); four or fewer left go through
     // reduce_each4.
@@ -105,8 +110,8 @@ struct Ops {
         return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), d);
     }
     // out[k] = hsum(v[k]) and hmax(v[k]) for k < 4 through the same tree.
-    static void hsum_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return add(a, b); }); }
-    static void hmax_each4(const V* v, float* out) { reduce_each4(v, out, [](V a, V b) { return max(a, b); }); }
+    static void hsum_each4(const V* v, float* out) { reduce_each4(v, out, AddOp{}); }
+    static void hmax_each4(const V* v, float* out) { reduce_each4(v, out, MaxOp{}); }
     template <class F>
     static void reduce_each4(const V* v, float* out, F op) {
         // Quarters [v.q0 op v.q2, v.q1 op v.q3] of two vectors side by side.
