@@ -40,10 +40,13 @@ void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, s
 // tiles taking turns by chunks of the row; for 8 tokens only, as the
 // prompt runs them: instantiated for every token count it pushed GCC past
 // its inlining limits, which left other tiles' helpers out of line, Q8_0
-// pp512 4% slower); with AVX2's 16, 1 row x 2 tokens.
+// pp512 4% slower); with AVX2's 16, 1 row x 8 tokens: the row's weight
+// quad is unpacked once for 8 tokens and some accumulators spill, which on
+// an AVX2-only Zen 3 ran 1.5x faster than 1 x 2 (kernel_bench, Q4_0 / Q4_1 /
+// Q8_0 prompt tasks; 1 x 4 was between).
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = kVnni ? 8 : 2;
+    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = 8;
     if constexpr (kVnni && NR == 2 * kRows && NT == kToks) {
         if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, 2, a, as, o, os);
     }
