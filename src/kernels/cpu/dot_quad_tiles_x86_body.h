@@ -20,12 +20,12 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
 // quad_rows there. Every path gives the same bits, so the switch is free.
 inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 
-// NR rows x one token: the nibble formats' row pairs
+// NR rows x one token: on VNNI the nibble formats' row pairs
 // (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
-// made row pairs slower).
+// made row pairs slower); on AVX2 rows side by side.
 template <int NR, class Block>
 void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    if constexpr (kNibbles<Block>) {
+    if constexpr (kVnni && kNibbles<Block>) {
         row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
         if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);
     } else {
@@ -40,13 +40,16 @@ void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, s
 // tiles taking turns by chunks of the row; for 8 tokens only, as the
 // prompt runs them: instantiated for every token count it pushed GCC past
 // its inlining limits, which left other tiles' helpers out of line, Q8_0
-// pp512 4% slower); with AVX2's 16, 1 row x 8 tokens: the row's weight
+// pp512 4% slower); with AVX2's 16, 4 rows (two for long rows) for one
+// token, the token's activations loaded once per step for all of them
+// (Zen 3 without AVX-512, alternating binaries: 135M Q4_0 decode ~108 ->
+// ~122 t/s, 1.1B 12.6 -> 14.5), and 1 row x 8 tokens: the row's weight
 // quad is unpacked once for 8 tokens and some accumulators spill, which on
 // an AVX2-only Zen 3 ran 1.5x faster than 1 x 2 (kernel_bench, Q4_0 / Q4_1 /
 // Q8_0 prompt tasks; 1 x 4 was between).
 template <int NR, int NT, class Block>
 void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    constexpr int kRows = kVnni ? (NT == 1 ? 4 : 2) : 1, kToks = 8;
+    constexpr int kRows = NT == 1 ? 4 : (kVnni ? 2 : 1), kToks = 8;
     if constexpr (kVnni && NR == 2 * kRows && NT == kToks) {
         if (nb >= kChunkedMinBlocks) return pair_rows_chunked<NT, Block>(nb, w, ws, 2, a, as, o, os);
     }
@@ -59,7 +62,7 @@ void quad_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t
         quad_tile<NR, NT - kToks, Block>(nb, w, ws, a + kToks / 2 * as, as, o + kToks * os, os);
     } else if constexpr (kVnni && NT >= 2) {
         pair_rows<NR, NT, Block>(nb, w, ws, a, as, o, os);
-    } else if constexpr (kVnni && NT == 1 && NR >= 2) {
+    } else if constexpr (NT == 1 && NR >= 2) {
         if (nb <= kShortRowMaxBlocks) {
             one_token_rows<NR, Block>(nb, w, ws, a, as, o, os);
         } else {
