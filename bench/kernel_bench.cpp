@@ -11,7 +11,8 @@
 // whose NaN and huge sums once made a K-quant kernel look 40% slower than
 // it ran on a model. K-quants (no quantizer here) run with --model PATH:
 // every distinct 2-D weight of the model's first layer, and the output
-// head, on the model's own bytes.
+// head, on the model's own bytes. Without a model it also runs the
+// attention benchmarks of bench/attention_bench.cpp.
 //
 // Before timing, each benchmark checks its outputs against the scalar
 // reference (vec_dot) and fails if one is off, so a broken kernel cannot
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/attention_bench.h"
 #include "gguf/gguf_file.h"
 #include "kernels/act_quads.h"
 #include "kernels/convert_row.h"
@@ -251,6 +253,7 @@ int main(int argc, char** argv) {
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     if (model.empty()) {
         tessera::register_synthetic();
+        tessera::register_attention_benchmarks();
     } else if (!tessera::register_model(model)) {
         return 1;
     }
