@@ -68,15 +68,15 @@ struct Ops {
     static void hmax_each4(const V* v, float* out) {
         for (int k = 0; k < 4; ++k) out[k] = hmax(v[k]);
     }
-    // Eight vectors at a time share one transposing tree (15 shuffles, not
-    // 8 x 3); three or fewer left go one by one.
-    // A functor, not a lambda: GCC 12 compiles a lambda's conversion thunk
-    // outside the file's target pragma and, where the baseline lacks AVX,
-    // rejects its vector return (-Wpsabi).
+    // The reduction operator: a functor, not a lambda, as GCC 12 compiles a
+    // lambda's conversion thunk outside the file's target pragma and, where
+    // the baseline lacks AVX, rejects its vector return (-Wpsabi).
     template <bool kMax>
     struct ReduceOp {
         V operator()(V a, V b) const { return kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b); }
     };
+    // Eight vectors at a time share one transposing tree (15 shuffles, not
+    // 8 x 3); three or fewer left go one by one.
     template <bool kMax>
     static void reduce_many(const V* v, int n, float* out) {
         const ReduceOp<kMax> op;
