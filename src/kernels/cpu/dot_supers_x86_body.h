@@ -56,23 +56,6 @@ inline void chains256(const __m256i (&w)[8], const __m256i (&y)[8], __m256i& lo,
     hi = _mm256_add_epi32(hi, _mm256_add_epi32(s[2], s[3]));
 }
 
-// The 4 x 8 dword transpose of four 32-byte chunks: cols[k] = [column k |
-// column k + 4], column j being dword j of chunks 0..3.
-inline void chunk_columns(const uint8_t* p, __m256i (&cols)[4]) {
-    const __m256i c0 = load256(p), c1 = load256(p + 32), c2 = load256(p + 64), c3 = load256(p + 96);
-    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
-    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
-    cols[0] = _mm256_unpacklo_epi64(t0, t2);
-    cols[1] = _mm256_unpackhi_epi64(t0, t2);
-    cols[2] = _mm256_unpacklo_epi64(t1, t3);
-    cols[3] = _mm256_unpackhi_epi64(t1, t3);
-}
-
-// Column j of chunk_columns spread over the lanes by idx (0..3 pick chunks).
-inline __m256i column(const __m256i (&cols)[4], int j, __m256i idx) {
-    return _mm256_permutevar8x32_epi32(cols[j % 4], j < 4 ? idx : _mm256_add_epi32(idx, _mm256_set1_epi32(4)));
-}
-
 // 512-bit helpers (templates, so the AVX2 build never compiles them).
 // A row's w[2i] | w[2i + 1] to its w[j] in both halves.
 template <bool kOn = kVnni>
@@ -352,25 +335,32 @@ struct Q6_KSuper {
         __m256i w[8];
         Scales s;
     };
+    // Lanes 0-3 (4-7) are h = 0 (1) and k = 0..3. With A = ql dwords
+    // 16h + j and B = 16h + 8 + j for j in a group of four (a 16-byte half
+    // of each h in a 256-bit join), the 64-bit unpacks of [A_j B_j A_j+1
+    // B_j+1] give [A_j B_j A_j B_j]: the low bits of every lane by in-lane
+    // shuffles, no transpose or cross-lane permute (as Q4_K's
+    // k_nibbles256); qh dword 8h + j reaches the four lanes by one dword
+    // broadcast within each half.
     static Row256 row256(const Block& x) {
         Row256 r;
-        __m256i cols[4];
-        chunk_columns(x.ql, cols);  // ql chunk 2h + k % 2 holds lane L's low bits
-        const __m256i lo_idx = _mm256_setr_epi32(0, 1, 0, 1, 2, 3, 2, 3);
         const __m256i lo_shift = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
         const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
         const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
-        // Per 128-bit half: dwords (j of qh half 0, j of qh half 1, j + 1 of
-        // each), j = 0, 4 (hq[0]) or 2, 6 (hq[1]).
-        const __m256i h0 = load256(x.qh), h1 = load256(x.qh + 32);
-        const __m256i hq[2] = {_mm256_unpacklo_epi32(h0, h1), _mm256_unpackhi_epi32(h0, h1)};
-        for (int j = 0; j < 8; ++j) {
-            const int p = 4 * (j / 4) + 2 * (j % 2);
-            const __m256i pick = _mm256_setr_epi32(p, p, p, p, p + 1, p + 1, p + 1, p + 1);
-            const __m256i hb = _mm256_permutevar8x32_epi32(hq[(j / 2) % 2], pick);
-            const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hb, hi_shift), m2), 4);
-            const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(column(cols, j, lo_idx), lo_shift), m4);
-            r.w[j] = _mm256_or_si256(lo, hi);
+        for (int g = 0; g < 2; ++g) {  // w[4g .. 4g + 3]
+            const __m256i a = join(x.ql + 16 * g, x.ql + 64 + 16 * g);
+            const __m256i b = join(x.ql + 32 + 16 * g, x.ql + 96 + 16 * g);
+            const __m256i ab[2] = {_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)};
+            const __m256i q = join(x.qh + 16 * g, x.qh + 32 + 16 * g);
+            const __m256i lo_bytes[4] = {_mm256_unpacklo_epi64(ab[0], ab[0]), _mm256_unpackhi_epi64(ab[0], ab[0]),
+                                         _mm256_unpacklo_epi64(ab[1], ab[1]), _mm256_unpackhi_epi64(ab[1], ab[1])};
+            const __m256i hi_bytes[4] = {_mm256_shuffle_epi32(q, 0x00), _mm256_shuffle_epi32(q, 0x55),
+                                         _mm256_shuffle_epi32(q, 0xAA), _mm256_shuffle_epi32(q, 0xFF)};
+            for (int i = 0; i < 4; ++i) {
+                const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hi_bytes[i], hi_shift), m2), 4);
+                const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(lo_bytes[i], lo_shift), m4);
+                r.w[4 * g + i] = _mm256_or_si256(lo, hi);
+            }
         }
         r.s = scales(x);
         return r;
