@@ -98,6 +98,13 @@ inline void k_scales_mins(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
     *mn = (b & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
 }
 
+// Per 128-bit half: dwords imm[0], imm[1] of a, then imm[2], imm[3] of b
+// (one in-lane two-source shuffle, shufps).
+template <int kImm>
+inline __m256i shuffle_dwords(__m256i a, __m256i b) {
+    return _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), kImm));
+}
+
 // Shift of each lane's nibble: lane 2c (2c+1) holds the low (high) nibbles
 // of the block's 32-byte chunk c.
 inline __m256i nibble_shift() { return _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4); }
@@ -116,13 +123,9 @@ inline __m256 byte_lanes(uint64_t v8) {
 inline void k_nibbles256(const uint8_t* qs, __m256i (&w)[8]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int h = 0; h < 2; ++h) {  // dwords 4h..4h+3 of each chunk
-        const __m256 a = _mm256_castsi256_ps(join(qs + 16 * h, qs + 64 + 16 * h));
-        const __m256 b = _mm256_castsi256_ps(join(qs + 32 + 16 * h, qs + 96 + 16 * h));
-        const __m256i d[4] = {
-            _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(0, 0, 0, 0))),
-            _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 1, 1, 1))),
-            _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 2, 2, 2))),
-            _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 3, 3, 3)))};
+        const __m256i a = join(qs + 16 * h, qs + 64 + 16 * h), b = join(qs + 32 + 16 * h, qs + 96 + 16 * h);
+        const __m256i d[4] = {shuffle_dwords<0x00>(a, b), shuffle_dwords<0x55>(a, b), shuffle_dwords<0xAA>(a, b),
+                              shuffle_dwords<0xFF>(a, b)};
         for (int j = 0; j < 4; ++j) w[4 * h + j] = _mm256_and_si256(_mm256_srlv_epi32(d[j], nibble_shift()), m4);
     }
 }
@@ -338,26 +341,28 @@ struct Q6_KSuper {
     // Lanes 0-3 (4-7) are h = 0 (1) and k = 0..3. With A = ql dwords
     // 16h + j and B = 16h + 8 + j for j in a group of four (a 16-byte half
     // of each h in a 256-bit join), the 64-bit unpacks of [A_j B_j A_j+1
-    // B_j+1] give [A_j B_j A_j B_j]: the low bits of every lane by in-lane
-    // shuffles, no transpose or cross-lane permute (as Q4_K's
-    // k_nibbles256); qh dword 8h + j reaches the four lanes by one dword
-    // broadcast within each half.
+    // B_j+1] give [A_j B_j A_j B_j]; qh dword 8h + j shifted left by 4 for
+    // k = 0, 1 and as it is for k = 2, 3 comes from one two-source in-lane
+    // shuffle, after which one shift by (0, 2, 0, 2) brings every lane's bit
+    // pair to bits 4-5. No transpose or cross-lane permute (as Q4_K's
+    // k_nibbles256; 135M Q6_K decode on an AVX2-only Zen 3, one thread:
+    // 54-64 -> 62-81 t/s, the machine too noisy to split the variants).
     static Row256 row256(const Block& x) {
         Row256 r;
+        const __m256i hi_shift = _mm256_setr_epi32(0, 2, 0, 2, 0, 2, 0, 2);
+        const __m256i m4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
         const __m256i lo_shift = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
-        const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
         for (int g = 0; g < 2; ++g) {  // w[4g .. 4g + 3]
             const __m256i a = join(x.ql + 16 * g, x.ql + 64 + 16 * g);
             const __m256i b = join(x.ql + 32 + 16 * g, x.ql + 96 + 16 * g);
-            const __m256i ab[2] = {_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)};
-            const __m256i q = join(x.qh + 16 * g, x.qh + 32 + 16 * g);
-            const __m256i lo_bytes[4] = {_mm256_unpacklo_epi64(ab[0], ab[0]), _mm256_unpackhi_epi64(ab[0], ab[0]),
-                                         _mm256_unpacklo_epi64(ab[1], ab[1]), _mm256_unpackhi_epi64(ab[1], ab[1])};
-            const __m256i hi_bytes[4] = {_mm256_shuffle_epi32(q, 0x00), _mm256_shuffle_epi32(q, 0x55),
-                                         _mm256_shuffle_epi32(q, 0xAA), _mm256_shuffle_epi32(q, 0xFF)};
+            const __m256i ab0 = _mm256_unpacklo_epi32(a, b), ab1 = _mm256_unpackhi_epi32(a, b);
+            const __m256i lo_bytes[4] = {_mm256_unpacklo_epi64(ab0, ab0), _mm256_unpackhi_epi64(ab0, ab0),
+                                         _mm256_unpacklo_epi64(ab1, ab1), _mm256_unpackhi_epi64(ab1, ab1)};
+            const __m256i q = join(x.qh + 16 * g, x.qh + 32 + 16 * g), q4 = _mm256_slli_epi32(q, 4);
+            const __m256i hi_bytes[4] = {shuffle_dwords<0x00>(q4, q), shuffle_dwords<0x55>(q4, q),
+                                         shuffle_dwords<0xAA>(q4, q), shuffle_dwords<0xFF>(q4, q)};
             for (int i = 0; i < 4; ++i) {
-                const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(hi_bytes[i], hi_shift), m2), 4);
+                const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(hi_bytes[i], hi_shift), bits45);
                 const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(lo_bytes[i], lo_shift), m4);
                 r.w[4 * g + i] = _mm256_or_si256(lo, hi);
             }
