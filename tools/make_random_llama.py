@@ -2,16 +2,18 @@
 # Writes full-size llama-shaped GGUF models with random weights (SmolLM2-135M
 # or TinyLlama-1.1B geometry) so speed can be measured on weight types and
 # sizes no real model here has; llama.cpp loads them too (valid gpt2 vocab).
-"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q8_0|Q4_K|Q5_K|Q6_K|Q4_K_M|BF16|F16 --out FILE.gguf
+"""Usage: make_random_llama.py --shape 135m|1.1b --wtype Q4_0|Q4_1|Q5_0|Q5_1|Q8_0|Q4_K|Q5_K|Q6_K|Q4_K_M|BF16|F16 --out FILE.gguf
 
 Every matrix (and the token embedding / output head) is stored in --wtype;
 norms stay F32. Q4_K_M is llama.cpp's mix of that name: Q6_K for the output
 head (the token embedding where it is tied) and for attn_v and ffn_down in
 the layers llama-quantize gives more bits (the first and last eighth and
-every third between), Q4_K elsewhere. K-quant rows must be a multiple of 256
-elements, which SmolLM2's width (576) is not, so `--shape 135m --wtype Q4_K`
-(or any K-quant) widens the model to 768 (12 query / 4 KV heads of 64):
-still a 135M-class model. The weights are
+every third between), Q4_K elsewhere, and, as llama-quantize does, Q5_0
+for Q4_K and Q8_0 for Q6_K in matrices whose rows are not a multiple of 256
+(SmolLM2's 576-wide ones: so `--shape 135m --wtype Q4_K_M` is what a
+SmolLM2-135M Q4_K_M download holds). K-quant rows must be a multiple of 256
+elements, so `--shape 135m --wtype Q4_K` (or Q5_K, Q6_K) widens the model
+to 768 (12 query / 4 KV heads of 64): still a 135M-class model. The weights are
 random (N(0, 1/fan_in)), so the text is noise: these files are for speed only.
 """
 from __future__ import annotations
@@ -32,8 +34,10 @@ SHAPES = {
     "135m": (49152, 576, 30, 9, 3, 1536, 8192, 100000.0, True),
     "1.1b": (32000, 2048, 22, 32, 4, 5632, 4096, 10000.0, False),
 }
-WTYPES = ["Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "BF16", "F16"]
-K_WTYPES = ("Q4_K", "Q5_K", "Q6_K", "Q4_K_M")
+WTYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "BF16", "F16"]
+K_WTYPES = ("Q4_K", "Q5_K", "Q6_K")
+# llama-quantize's types for K-quant matrices whose rows are not whole super-blocks.
+K_FALLBACK = {QT.Q4_K: QT.Q5_0, QT.Q6_K: QT.Q8_0}
 # The file type a model of each --wtype declares (K-quant files name a mix).
 FILE_TYPES = {"Q4_K": "MOSTLY_Q4_K_M", "Q5_K": "MOSTLY_Q5_K_M", "Q4_K_M": "MOSTLY_Q4_K_M"}
 
@@ -113,6 +117,8 @@ def main(argv: list[str]) -> int:
     def mat(name: str, n_out: int, n_in: int, scale: float | None = None, more: bool = False) -> None:
         m = (rng.standard_normal((n_out, n_in), dtype=np.float32) * (scale or 1.0 / np.sqrt(n_in)))
         t = QT.Q6_K if mixed and more else qtype
+        if mixed and n_in % QK_K:
+            t = K_FALLBACK[t]
         w.add_tensor(name, encode(m, t), raw_dtype=t)
 
     def norm(name: str) -> None:
