@@ -2,9 +2,13 @@
 // one prompt task: the tiled dot kernel of a weight format (or, where its
 // level has none, the multi-token dot row by row) on `rows` x `cols`
 // weights against 80 tokens of prepared activations, as kernels/matmul.cpp
-// runs it (8-token tiles, the kernel's row groups), on one thread. Reports
-// multiply-adds per second of CPU time, the figure docs/BENCHMARKS.md
-// quotes for kernels.
+// runs it (8-token tiles, the kernel's row groups), on one thread
+// (task_loop/...); and one decode token through the one-token tiles on the
+// first rows of the same weights, few enough to stay in L2 (decode/...):
+// the decode tiles' compute speed without the memory stream a real decode
+// adds, which on a shared machine is steadier to compare than `tessera
+// bench`. Reports multiply-adds per second of CPU time, the figure
+// docs/BENCHMARKS.md quotes for kernels.
 //
 // Without a model, the legacy formats (and F16, BF16) run on weights
 // quantized from random normal values: real blocks, never random bytes,
@@ -41,6 +45,9 @@ namespace tessera {
 namespace {
 
 constexpr int kTokens = 10 * kMaxDotTokens;  // a prompt task's token block (matmul.cpp's kTokBlock)
+// Weight bytes of a decode benchmark, at most: well inside a 512 KiB L2.
+constexpr int64_t kDecodeBytes = 192 * 1024;
+constexpr int64_t kRowTile = 16;  // matmul.cpp's: task rows come in multiples of it
 
 // Weights of one benchmark: a row-major matrix in its GGUF format.
 struct Weights {
@@ -100,10 +107,12 @@ struct Kernels {
     MultiDotFn dot = nullptr;
 };
 
-// One pass of the matmul's task loop: y[t * rows + r] for all rows and tokens.
-void run_loop(const Kernels& kernels, const Weights& w, const Activations& a, float* y) {
+// One pass of the matmul's task loop over the first n_tok tokens: y[t *
+// rows + r] for all rows and those tokens.
+void run_loop(const Kernels& kernels, const Weights& w, const Activations& a, int n_tok, float* y) {
     const RowsKernel& k = kernels.rows;
-    for (int t = 0; t < kTokens; t += kMaxDotTokens) {
+    for (int t = 0; t < n_tok; t += kMaxDotTokens) {
+        const int n_act = std::min(kMaxDotTokens, n_tok - t);
         size_t stride = a.row_stride;
         const uint8_t* act = a.rows.data() + t * a.row_stride;
         if (k.fn != nullptr && k.layout == ActLayout::Quads) {
@@ -116,23 +125,23 @@ void run_loop(const Kernels& kernels, const Weights& w, const Activations& a, fl
         if (k.fn == nullptr) {
             float out[kMaxDotTokens];
             for (int64_t r = 0; r < w.rows; ++r) {
-                kernels.dot(w.cols, w.data + r * w.row_bytes, act, stride, kMaxDotTokens, out);
-                for (int j = 0; j < kMaxDotTokens; ++j) y[(t + j) * w.rows + r] = out[j];
+                kernels.dot(w.cols, w.data + r * w.row_bytes, act, stride, n_act, out);
+                for (int j = 0; j < n_act; ++j) y[(t + j) * w.rows + r] = out[j];
             }
             continue;
         }
         for (int64_t r = 0; r < w.rows; r += k.max_rows) {
             const int n_rows = static_cast<int>(std::min<int64_t>(k.max_rows, w.rows - r));
-            k.fn(w.cols, w.data + r * w.row_bytes, w.row_bytes, n_rows, act, stride, kMaxDotTokens,
-                 y + t * w.rows + r, static_cast<size_t>(w.rows));
+            k.fn(w.cols, w.data + r * w.row_bytes, w.row_bytes, n_rows, act, stride, n_act, y + t * w.rows + r,
+                 static_cast<size_t>(w.rows));
         }
     }
 }
 
 // Empty when every output is within float tolerance of the scalar
 // reference; otherwise what is wrong.
-std::string check_against_reference(const Weights& w, const Activations& a, const std::vector<float>& y) {
-    for (int t = 0; t < kTokens; t += 7) {  // a spread of tokens and rows, not all: the reference is slow
+std::string check_against_reference(const Weights& w, const Activations& a, int n_tok, const std::vector<float>& y) {
+    for (int t = 0; t < n_tok; t += 7) {  // a spread of tokens and rows, not all: the reference is slow
         for (int64_t r = 0; r < w.rows; r += 13) {
             const float ref = vec_dot(w.type, w.cols, w.data + r * w.row_bytes, a.rows.data() + t * a.row_stride);
             const float got = y[static_cast<size_t>(t * w.rows + r)];
@@ -147,24 +156,44 @@ std::string check_against_reference(const Weights& w, const Activations& a, cons
     return {};
 }
 
-void bench_task_loop(benchmark::State& state, const Weights& w) {
+// The task loop over n_tok tokens (kTokens: a prompt task; 1: decode).
+void bench_rows(benchmark::State& state, const Weights& w, int n_tok) {
     const Kernels k{find_rows_dot(w.type, best_simd_level()), find_multi_dot(w.type, best_simd_level())};
     std::mt19937 rng(7);
     const ActLayout layout = k.rows.fn != nullptr ? k.rows.layout : ActLayout::Quantized;
     const Activations a = make_activations(w.type, w.cols, layout, rng);
-    std::vector<float> y(static_cast<size_t>(kTokens * w.rows));
-    run_loop(k, w, a, y.data());
-    if (const std::string err = check_against_reference(w, a, y); !err.empty()) {
+    std::vector<float> y(static_cast<size_t>(n_tok * w.rows));
+    run_loop(k, w, a, n_tok, y.data());
+    if (const std::string err = check_against_reference(w, a, n_tok, y); !err.empty()) {
         state.SkipWithError(err.c_str());
         return;
     }
     for (auto _ : state) {
-        run_loop(k, w, a, y.data());
+        run_loop(k, w, a, n_tok, y.data());
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
-    const double macs = static_cast<double>(w.rows) * static_cast<double>(w.cols) * kTokens;
+    const double macs = static_cast<double>(w.rows) * static_cast<double>(w.cols) * n_tok;
     state.counters["MAC/s"] = benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The first rows of w that fit kDecodeBytes (whole row tiles, at least one).
+Weights decode_rows(Weights w) {
+    const int64_t fit = kDecodeBytes / static_cast<int64_t>(w.row_bytes) / kRowTile * kRowTile;
+    w.rows = std::min(w.rows, std::max(kRowTile, fit));
+    return w;
+}
+
+// A prompt-task benchmark named `task_name` and a decode one named
+// decode_prefix + TYPE/ROWSxCOLS (its rows cut by decode_rows) for one
+// weight matrix; `keep` holds a mapped file the weights point into.
+void register_both(const std::string& task_name, const std::string& decode_prefix, const Weights& w,
+                   const std::shared_ptr<const void>& keep) {
+    benchmark::RegisterBenchmark(task_name.c_str(), [w, keep](benchmark::State& st) { bench_rows(st, w, kTokens); });
+    const Weights d = decode_rows(w);
+    const std::string decode_name = decode_prefix + ggml_type_name(d.type) + "/" + std::to_string(d.rows) + "x" +
+                                    std::to_string(d.cols);
+    benchmark::RegisterBenchmark(decode_name.c_str(), [d, keep](benchmark::State& st) { bench_rows(st, d, 1); });
 }
 
 // Legacy-format (or F16 / BF16) weights from random normal values.
@@ -198,7 +227,7 @@ void register_synthetic() {
             const std::string name = std::string("task_loop/") + ggml_type_name(t) + "/" + std::to_string(s.rows) +
                                      "x" + std::to_string(s.cols);
             const Weights w = synthetic_weights(t, s.rows, s.cols);
-            benchmark::RegisterBenchmark(name.c_str(), [w](benchmark::State& st) { bench_task_loop(st, w); });
+            register_both(name, "decode/", w, nullptr);  // w.owned holds the weights
         }
     }
 }
@@ -226,8 +255,7 @@ bool register_model(const std::string& path) {
         w.cols = ti.ne[0];
         w.row_bytes = *ggml_row_bytes(ti.type, ti.ne[0]);
         w.data = ti.data;
-        const std::string name = "model/" + ti.name + "/" + key;
-        benchmark::RegisterBenchmark(name.c_str(), [w, shared](benchmark::State& st) { bench_task_loop(st, w); });
+        register_both("model/" + ti.name + "/" + key, "model_decode/" + ti.name + "/", w, shared);
     }
     return true;
 }
