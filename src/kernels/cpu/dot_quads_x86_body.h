@@ -50,7 +50,7 @@ inline __m256 quad_scales(uint64_t h4) {
 
 // quad_scales of four fp16 values put into a vector by word inserts from
 // memory, for the scalar loads, shifts and ORs of quad_scales' argument:
-// the AVX2 decode tiles issue about 14% fewer instructions a step, and on
+// the AVX2 decode tiles issue about 12% fewer instructions a step, and on
 // an AVX2-only Zen 3 (kernel_bench decode/..., L2-resident weights, three
 // alternations) Q4_1 decode ran 15-20% faster, Q8_0 8%, Q4_0 the same;
 // SmolLM2-135M Q4_1 `tessera bench` tg128 won five of six alternations. A

@@ -349,9 +349,9 @@ struct Q6_KSuper {
     // 54-64 -> 62-81 t/s, the machine too noisy to split the variants).
     static Row256 row256(const Block& x) {
         Row256 r;
+        const __m256i lo_shift = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
         const __m256i hi_shift = _mm256_setr_epi32(0, 2, 0, 2, 0, 2, 0, 2);
         const __m256i m4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
-        const __m256i lo_shift = _mm256_setr_epi32(0, 0, 4, 4, 0, 0, 4, 4);
         for (int g = 0; g < 2; ++g) {  // w[4g .. 4g + 3]
             const __m256i a = join(x.ql + 16 * g, x.ql + 64 + 16 * g);
             const __m256i b = join(x.ql + 32 + 16 * g, x.ql + 96 + 16 * g);
