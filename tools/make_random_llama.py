@@ -40,13 +40,13 @@ K_WTYPES = ("Q4_K", "Q5_K", "Q6_K")
 K_FALLBACK = {QT.Q4_K: QT.Q5_0, QT.Q6_K: QT.Q8_0}
 # The file type a model of each --wtype declares (K-quant files name a mix).
 FILE_TYPES = {"Q4_K": "MOSTLY_Q4_K_M", "Q5_K": "MOSTLY_Q5_K_M", "Q4_K_M": "MOSTLY_Q4_K_M"}
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
 def more_bits(layer: int, n_layer: int) -> bool:
     """The layers whose attn_v and ffn_down llama-quantize's Q4_K_M keeps in Q6_K."""
     eighth = n_layer // 8
     return layer < eighth or layer >= 7 * n_layer // 8 or (layer - eighth) % 3 == 2
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
 def vocab(n_vocab: int) -> tuple[list[str], list[str], list[int]]:
