@@ -48,9 +48,10 @@ inline __m256 quad_scales(uint64_t h4) {
     return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
 }
 
-// quad_scales of four fp16 values put into a vector by word inserts from
-// memory, for the scalar loads, shifts and ORs of quad_scales' argument:
-// the AVX2 decode tiles issue about 12% fewer instructions a step, and on
+// quad_scales of four fp16 values (0 for a block past the row end) put
+// into a vector by word inserts from memory, for the scalar loads, shifts
+// and ORs of quad_scales' argument (the VNNI tiles keep those): the AVX2
+// decode tiles issue about 12% fewer instructions a step, and on
 // an AVX2-only Zen 3 (kernel_bench decode/..., L2-resident weights, three
 // alternations) Q4_1 decode ran 15-20% faster, Q8_0 8%, Q4_0 the same;
 // SmolLM2-135M Q4_1 `tessera bench` tg128 won five of six alternations. A
@@ -96,9 +97,13 @@ inline void add_fifth_bits(const Block* x, WeightQuad& w) {
 template <int NB, class Block>
 inline WeightQuad load_weight_quad(const Block* x) {
     WeightQuad w;
-    if constexpr (NB == kQuadBlocks && !kVnni) {
-        w.d = insert_quad_scales(x[0].d, x[1].d, x[2].d, x[3].d);
-        if constexpr (kHasMin<Block>) w.m = insert_quad_scales(x[0].m, x[1].m, x[2].m, x[3].m);
+    if constexpr (!kVnni) {
+        auto d = [&](int k) -> uint16_t { return k < NB ? x[k].d : 0; };
+        w.d = insert_quad_scales(d(0), d(1), d(2), d(3));
+        if constexpr (kHasMin<Block>) {
+            auto m = [&](int k) -> uint16_t { return k < NB ? x[k].m : 0; };
+            w.m = insert_quad_scales(m(0), m(1), m(2), m(3));
+        }
     } else {
         uint64_t h = 0, hm = 0;
         for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
