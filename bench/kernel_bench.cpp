@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench/attention_bench.h"
+#include "bench/sum_order_bench.h"
 #include "gguf/gguf_file.h"
 #include "kernels/act_quads.h"
 #include "kernels/convert_row.h"
@@ -282,6 +283,7 @@ int main(int argc, char** argv) {
     if (model.empty()) {
         tessera::register_synthetic();
         tessera::register_attention_benchmarks();
+        tessera::register_sum_order_benchmarks();
     } else if (!tessera::register_model(model)) {
         return 1;
     }
