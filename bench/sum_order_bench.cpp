@@ -83,6 +83,22 @@ __m256 scale_fma(__m256i s16, const A& a, __m256 wd, __m256 acc) {
     return _mm256_fmadd_ps(_mm256_mul_ps(wd, _mm256_loadu_ps(a.d)), _mm256_cvtepi32_ps(q), acc);
 }
 
+// acc[t] += one step's dots for the eight tokens: NJ byte dots of the
+// step's weight vectors w and activation fields summed in int16, widened,
+// offset, scaled and accumulated (scale_fma).
+template <int NJ, class A>
+[[gnu::always_inline]] inline void step_tokens(const __m256i (&w)[NJ], const A* const* y, int64_t step, __m256 wd,
+                                               __m256 (&acc)[kToks]) {
+#pragma GCC unroll 8
+    for (int t = 0; t < kToks; ++t) {
+        const A& a = y[t][step];
+        __m256i s = _mm256_maddubs_epi16(w[0], load256(a.qs[0]));
+#pragma GCC unroll 8
+        for (int j = 1; j < NJ; ++j) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[j], load256(a.qs[j])));
+        acc[t] = scale_fma(s, a, wd, acc[t]);
+    }
+}
+
 void quad_row(int64_t nb, const BlockQ4_0* x, const QuadAct* const* y, float* out) {
     __m256 acc[kToks];
     for (__m256& a : acc) a = _mm256_setzero_ps();
@@ -98,15 +114,7 @@ void quad_row(int64_t nb, const BlockQ4_0* x, const QuadAct* const* y, float* ou
         h = _mm_insert_epi16(h, b[2].d, 1);
         h = _mm_insert_epi16(h, b[1].d, 2);
         h = _mm_insert_epi16(h, b[3].d, 3);
-        const __m256 wd = _mm256_cvtph_ps(_mm_unpacklo_epi16(h, h));
-#pragma GCC unroll 8
-        for (int t = 0; t < kToks; ++t) {
-            const QuadAct& a = y[t][ib / 4];
-            __m256i s = _mm256_maddubs_epi16(w[0], load256(a.qs[0]));
-#pragma GCC unroll 4
-            for (int j = 1; j < 4; ++j) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[j], load256(a.qs[j])));
-            acc[t] = scale_fma(s, a, wd, acc[t]);
-        }
+        step_tokens(w, y, ib / 4, _mm256_cvtph_ps(_mm_unpacklo_epi16(h, h)), acc);
     }
     for (int t = 0; t < kToks; ++t) out[t] = hsum(acc[t]);
 }
@@ -140,15 +148,7 @@ void oct_row(int64_t nb, const BlockQ4_0* x, const OctAct* const* y, const PairA
         h = _mm_insert_epi16(h, b[5].d, 5);
         h = _mm_insert_epi16(h, b[6].d, 6);
         h = _mm_insert_epi16(h, b[7].d, 7);
-        const __m256 wd = _mm256_cvtph_ps(h);
-#pragma GCC unroll 8
-        for (int t = 0; t < kToks; ++t) {
-            const OctAct& a = y[t][ib / 8];
-            __m256i s = _mm256_maddubs_epi16(w[0], load256(a.qs[0]));
-#pragma GCC unroll 8
-            for (int j = 1; j < 8; ++j) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[j], load256(a.qs[j])));
-            acc[t] = scale_fma(s, a, wd, acc[t]);
-        }
+        step_tokens(w, y, ib / 8, _mm256_cvtph_ps(h), acc);
     }
     if (ib < nb) {  // two blocks: [a | b] elements 0..15, then 16..31
         const __m256i ab = join(x[ib].qs, x[ib + 1].qs);
