@@ -27,7 +27,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -99,22 +98,32 @@ template <int NJ, class A>
     }
 }
 
+// One four-block step of quad_row on the blocks b[0..3].
+[[gnu::always_inline]] inline void quad_step(const BlockQ4_0* const (&b)[4], const QuadAct* const* y, int64_t iq,
+                                             __m256 (&acc)[kToks]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i ab = join(b[0]->qs, b[1]->qs), cd = join(b[2]->qs, b[3]->qs);
+    const __m256i lo = _mm256_unpacklo_epi64(ab, cd), hi = _mm256_unpackhi_epi64(ab, cd);
+    const __m256i w[4] = {_mm256_and_si256(lo, m4), _mm256_and_si256(hi, m4),
+                          _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4)};
+    __m128i h = _mm_cvtsi32_si128(b[0]->d);
+    h = _mm_insert_epi16(h, b[2]->d, 1);
+    h = _mm_insert_epi16(h, b[1]->d, 2);
+    h = _mm_insert_epi16(h, b[3]->d, 3);
+    step_tokens(w, y, iq, _mm256_cvtph_ps(_mm_unpacklo_epi16(h, h)), acc);
+}
+
 void quad_row(int64_t nb, const BlockQ4_0* x, const QuadAct* const* y, float* out) {
     __m256 acc[kToks];
     for (__m256& a : acc) a = _mm256_setzero_ps();
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int64_t ib = 0; ib < nb; ib += 4) {
-        const BlockQ4_0* b = x + ib;
-        const __m256i ab = join(b[0].qs, b[1].qs), cd = join(b[2].qs, b[3].qs);
-        const __m256i lo = _mm256_unpacklo_epi64(ab, cd), hi = _mm256_unpackhi_epi64(ab, cd);
-        const __m256i w[4] = {_mm256_and_si256(lo, m4), _mm256_and_si256(hi, m4),
-                              _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4),
-                              _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4)};
-        __m128i h = _mm_cvtsi32_si128(b[0].d);
-        h = _mm_insert_epi16(h, b[2].d, 1);
-        h = _mm_insert_epi16(h, b[1].d, 2);
-        h = _mm_insert_epi16(h, b[3].d, 3);
-        step_tokens(w, y, ib / 4, _mm256_cvtph_ps(_mm_unpacklo_epi16(h, h)), acc);
+    int64_t ib = 0;
+    for (; ib + 4 <= nb; ib += 4) quad_step({x + ib, x + ib + 1, x + ib + 2, x + ib + 3}, y, ib / 4, acc);
+    if (ib < nb) {  // blocks past the row's end read as a zero block (scale 0), as the engine's tiles do
+        static constexpr BlockQ4_0 kZero{};
+        const BlockQ4_0* b[4];
+        for (int k = 0; k < 4; ++k) b[k] = ib + k < nb ? x + ib + k : &kZero;
+        quad_step(b, y, ib / 4, acc);
     }
     for (int t = 0; t < kToks; ++t) out[t] = hsum(acc[t]);
 }
@@ -150,7 +159,7 @@ void oct_row(int64_t nb, const BlockQ4_0* x, const OctAct* const* y, const PairA
         h = _mm_insert_epi16(h, b[7].d, 7);
         step_tokens(w, y, ib / 8, _mm256_cvtph_ps(h), acc);
     }
-    if (ib < nb) {  // two blocks: [a | b] elements 0..15, then 16..31
+    if (ib < nb) {  // the two blocks left (rows of 8k + 2 blocks): [a | b] elements 0..15, then 16..31
         const __m256i ab = join(x[ib].qs, x[ib + 1].qs);
         const __m256i w0 = _mm256_and_si256(ab, m4), w1 = _mm256_and_si256(_mm256_srli_epi16(ab, 4), m4);
         const __m256 wd = _mm256_setr_ps(fp16_to_fp32(x[ib].d), 0, 0, 0, fp16_to_fp32(x[ib + 1].d), 0, 0, 0);
