@@ -10,10 +10,12 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/act_quads.h"
 #include "kernels/convert_row.h"
+#include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
@@ -255,6 +257,100 @@ TEST(DotKernelsTest, LegacyExtremesStayExact) {
                     const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
                     ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref) + 1e-6)
                         << ggml_type_name(t) << " fill=" << int{fill} << " " << simd_level_name(level) << " k=" << k;
+                }
+            }
+        }
+    }
+}
+
+// The legacy block formats' SIMD sum order, written out in scalar code
+// (dot_quads_x86_body.h): steps of four blocks a, b, c, d whose int32 lane
+// sums land in lanes (a a c c b b d d), lane 2k + h of a block holding its
+// elements 8j + 4h + e (j, e < 4); per step and lane first the min term
+// (Q4_1 / Q5_1: m_w * s_y in a block's first lane), then one FMA of
+// d_w * d_y (rounded) times the lane sum; at the end the horizontal sum
+// ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). Missing blocks of a last
+// partial step add exact zeros, so they are left out here.
+template <class Block>
+float quad_order_model(const uint8_t* w_row, const uint8_t* act_row, int64_t nb) {
+    constexpr bool kQ8_1 = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;
+    constexpr int kLaneOfBlock[4] = {0, 4, 2, 6};
+    float acc[8] = {};
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        const Block& b = reinterpret_cast<const Block*>(w_row)[ib];
+        int32_t wv[32];
+        for (int i = 0; i < 32; ++i) {
+            if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+                wv[i] = b.qs[i];
+            } else {
+                int32_t v = i < 16 ? (b.qs[i] & 0x0F) : (b.qs[i - 16] >> 4);
+                if constexpr (std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>) {
+                    uint32_t qh;
+                    std::memcpy(&qh, b.qh, sizeof qh);
+                    v |= static_cast<int32_t>((qh >> i) & 1) << 4;
+                }
+                if constexpr (std::is_same_v<Block, BlockQ4_0>) v -= 8;
+                if constexpr (std::is_same_v<Block, BlockQ5_0>) v -= 16;
+                wv[i] = v;
+            }
+        }
+        const int8_t* yq;
+        float yd, ys = 0.0f;
+        if constexpr (kQ8_1) {
+            const auto& y = reinterpret_cast<const BlockQ8_1*>(act_row)[ib];
+            yq = y.qs, yd = fp16_to_fp32(y.d), ys = fp16_to_fp32(y.s);
+        } else {
+            const auto& y = reinterpret_cast<const BlockQ8_0*>(act_row)[ib];
+            yq = y.qs, yd = fp16_to_fp32(y.d);
+        }
+        const float scale = fp16_to_fp32(b.d) * yd;
+        for (int h = 0; h < 2; ++h) {
+            int32_t sum = 0;
+            for (int j = 0; j < 4; ++j) {
+                for (int e = 0; e < 4; ++e) sum += wv[8 * j + 4 * h + e] * yq[8 * j + 4 * h + e];
+            }
+            float& a = acc[kLaneOfBlock[ib % 4] + h];
+            if constexpr (kQ8_1) a = std::fma(fp16_to_fp32(b.m), h == 0 ? ys : 0.0f, a);
+            a = std::fma(scale, static_cast<float>(sum), a);
+        }
+    }
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+TEST(DotKernelsTest, LegacyFormatsFollowTheQuadSumOrder) {
+    // Pins the bits every SIMD level and tile gives (the tests above compare
+    // them with each other and with the scalar reference within a
+    // tolerance): 1-7 blocks cover every partial last step, 18 the 576-wide
+    // rows' two-block tail, read from its own fields.
+    std::mt19937 rng(25);
+    const struct {
+        GgmlType type;
+        float (*model)(const uint8_t*, const uint8_t*, int64_t);
+    } formats[] = {{GgmlType::Q4_0, quad_order_model<BlockQ4_0>},
+                   {GgmlType::Q4_1, quad_order_model<BlockQ4_1>},
+                   {GgmlType::Q5_0, quad_order_model<BlockQ5_0>},
+                   {GgmlType::Q5_1, quad_order_model<BlockQ5_1>},
+                   {GgmlType::Q8_0, quad_order_model<BlockQ8_0>}};
+    for (const auto& f : formats) {
+        const GgmlType at = activation_type_for(f.type);
+        for (int64_t nb : {1, 2, 3, 4, 5, 6, 7, 18}) {
+            const int64_t n = nb * kQK;
+            const auto w = test::random_weight_row(rng, f.type, n);
+            const size_t stride = *ggml_row_bytes(at, n);
+            std::vector<uint8_t> acts(stride * kMaxDotTokens);
+            for (int j = 0; j < kMaxDotTokens; ++j) {
+                quantize_row(at, test::random_floats(rng, n, 2.0f).data(), acts.data() + j * stride, n);
+            }
+            for (SimdLevel level : runnable_levels()) {
+                if (level == SimdLevel::Scalar) continue;  // its own order (vec_dot)
+                for (int n_act = 1; n_act <= kMaxDotTokens; ++n_act) {
+                    float out[kMaxDotTokens];
+                    find_multi_dot(f.type, level)(n, w.data(), acts.data(), stride, n_act, out);
+                    for (int j = 0; j < n_act; ++j) {
+                        ASSERT_EQ(f32_to_bits(out[j]), f32_to_bits(f.model(w.data(), acts.data() + j * stride, nb)))
+                            << ggml_type_name(f.type) << " blocks " << nb << " " << simd_level_name(level)
+                            << " n_act " << n_act << " token " << j;
+                    }
                 }
             }
         }

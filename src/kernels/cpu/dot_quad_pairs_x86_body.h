@@ -312,11 +312,6 @@ inline void pair_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
     }
 }
 
-// Formats whose pair tiles read a row's two-block tail from the tail2
-// fields (kernels/act_quads.h); Q5_0 and Q5_1 keep the quad for it.
-template <class Block>
-inline constexpr bool kTail2 = !kFifthBit<Block>;
-
 // Blocks x[0] (lanes 0-3) and x[1] (lanes 4-7) in the tail2 order, in both
 // halves: vector u holds elements 8u..8u+7 and 16+8u..16+8u+7 of each.
 template <class Block>

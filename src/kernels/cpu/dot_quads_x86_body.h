@@ -6,10 +6,11 @@
 // FMA follow, where a block at a time needed one each per block. Every output
 // walks its row in the same steps whatever tile it is in, and the AVX2 and
 // VNNI lane sums are equal integers, so results are bit-identical across
-// tiles and levels. (The AVX-512 pair tiles compute a two-block last step,
-// as on 576-wide rows, from the tail2 copy of it after the pair row's
-// quads (act_quads.h): two byte dots instead of four, the same lane sums;
-// pair_tail2.) Eight-block steps with one lane per block, which halve the
+// tiles and levels. (A two-block last step, as on 576-wide rows, comes
+// from the tail2 copy of it after the pair row's quads (act_quads.h): two
+// byte dots instead of four, the same lane sums; quad_tail2 on AVX2,
+// pair_tail2 in the AVX-512 pair tiles. On AVX2 that made the prompt tile
+// on 576-wide rows about 4% faster, the one-token tiles the same.) Eight-block steps with one lane per block, which halve the
 // converts, multiplies and FMAs, measured 4-18% slower in the 2 x 8 tile
 // (16 weight registers a step, and a 576-wide row's last two blocks then
 // cost a whole eight-block step), as did combining two four-block steps'
@@ -246,6 +247,73 @@ inline void quad_step(const Block* const (&x)[NR], const ActTokens<Block, NT>& y
     }
 }
 
+// Formats whose tiles read a row's two-block tail from the tail2 fields
+// (kernels/act_quads.h); Q5_0 and Q5_1 keep the quad for it.
+template <class Block>
+inline constexpr bool kTail2 = !kFifthBit<Block>;
+
+// Blocks x[0] (lanes 0-3) and x[1] (lanes 4-7) in the tail2 order: vector u
+// holds elements 8u..8u+7 and 16+8u..16+8u+7 of each.
+template <class Block>
+inline void load_tail2_quad(const Block* x, __m256i (&q)[2]) {
+    if constexpr (kNibbles<Block>) {  // element i: low nibble of qs[i], 16 + i: its high one
+        const __m256i v = join(x[0].qs, x[1].qs), m4 = _mm256_set1_epi8(0x0F);
+        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        q[0] = _mm256_unpacklo_epi64(lo, hi);
+        q[1] = _mm256_unpackhi_epi64(lo, hi);
+    } else {  // qwords u and 2 + u of each block's 32 bytes
+        const __m256i a = _mm256_permute4x64_epi64(load256(x[0].qs), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m256i b = _mm256_permute4x64_epi64(load256(x[1].qs), _MM_SHUFFLE(3, 1, 2, 0));
+        q[0] = _mm256_permute2x128_si256(a, b, 0x20);
+        q[1] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+}
+
+// A row's last two blocks (at ib) on AVX2: quad_step<2>'s lane sums from two
+// byte dots of the tail2 fields instead of four of the quad, where half
+// the bytes are zero. Lanes l and l + 2 of the dots hold the halves of lane
+// l's sum (l = 0, 1 per 128 bits); one shuffle adds them. Lanes 2, 3, 6 and 7
+// (blocks c and d, absent) are left holding copies, which the zero scales
+// of those lanes turn into zero terms: the accumulators, never -0, do not
+// change, so the bits are quad_step<2>'s.
+template <int NR, int NT, class Block>
+inline void quad_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
+                       __m256 (&acc)[NR][NT]) {
+    static_assert(!kVnni && kTail2<Block>);
+    WeightQuad wq[NR];
+    __m256i t2[NR][2];
+    for (int r = 0; r < NR; ++r) {
+        const Block* b = x[r] + ib;
+        load_tail2_quad(b, t2[r]);
+        wq[r].d = insert_quad_scales(b[0].d, b[1].d, 0, 0);
+        if constexpr (kHasMin<Block>) wq[r].m = insert_quad_scales(b[0].m, b[1].m, 0, 0);
+    }
+    const int64_t iq = ib / kQuadBlocks;
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int t = 0; t < NT; ++t) {
+        const ActRegs a = load_act_regs<Block>(y.quad(t, iq));
+        const uint8_t* tail = y.quad(t, iq + 1);  // right after the row's last quad
+        const __m256i a0 = load256(quad_field(tail, 0)), a1 = load256(quad_field(tail, kQuadField));
+        for (int r = 0; r < NR; ++r) {
+            __m256i q;
+            if constexpr (kNibbles<Block>) {
+                // u <= 15, |y| <= 128: two maddubs pair sums stay within int16.
+                const __m256i s16 =
+                    _mm256_add_epi16(_mm256_maddubs_epi16(t2[r][0], a0), _mm256_maddubs_epi16(t2[r][1], a1));
+                q = _mm256_madd_epi16(s16, ones);
+            } else {
+                auto dot = [&](__m256i w, __m256i v) {
+                    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(v, w)), ones);
+                };
+                q = _mm256_add_epi32(dot(t2[r][0], a0), dot(t2[r][1], a1));
+            }
+            q = _mm256_add_epi32(a.base, _mm256_add_epi32(q, _mm256_shuffle_epi32(q, _MM_SHUFFLE(1, 0, 3, 2))));
+            if constexpr (kHasMin<Block>) acc[r][t] = _mm256_fmadd_ps(wq[r].m, a.s, acc[r][t]);
+            acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wq[r].d, a.d), _mm256_cvtepi32_ps(q), acc[r][t]);
+        }
+    }
+}
+
 template <int NR, int NT, class Block>
 void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
                size_t out_stride) {
@@ -265,7 +333,13 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     }
     switch (nb - ib) {
         case 1: quad_step<NR, NT, 1>(x, y, ib, acc); break;
-        case 2: quad_step<NR, NT, 2>(x, y, ib, acc); break;
+        case 2:
+            if constexpr (!kVnni && kTail2<Block>) {
+                quad_tail2<NR, NT>(x, y, ib, acc);
+            } else {
+                quad_step<NR, NT, 2>(x, y, ib, acc);
+            }
+            break;
         case 3: quad_step<NR, NT, 3>(x, y, ib, acc); break;
         default: break;
     }
