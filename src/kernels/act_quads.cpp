@@ -1,7 +1,9 @@
 // Builds the ActQuad / ActQuadQ8_1 / ActSuperQ8_K pair rows from Q8_0 / Q8_1 /
 // Q8_K blocks: plain C++ (it runs once per token and matmul, not per weight
 // row), the whole quads of Q8_0 / Q8_1 rows and Q8_K rows by AVX-512 at
-// the VNNI level (kernels/cpu/act_quads_avx512.cpp, the same bytes).
+// the VNNI level (kernels/cpu/act_quads_avx512.cpp), those of Q8_0 / Q8_1
+// rows by AVX2 at the AVX2 level (kernels/cpu/act_quads_avx2.cpp); the
+// same bytes at every level.
 #include "kernels/act_quads.h"
 
 #include <cstring>
@@ -120,7 +122,9 @@ void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, 
         return;
     }
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
-    const int64_t q0 = level == SimdLevel::Avx512Vnni ? x86::avx512_prepare_full_quads(act, n / kQK, q_row, half, out) : 0;
+    const int64_t q0 = level == SimdLevel::Avx512Vnni ? x86::avx512_prepare_full_quads(act, n / kQK, q_row, half, out)
+                       : level == SimdLevel::Avx2     ? x86::avx2_prepare_full_quads(act, n / kQK, q_row, half, out)
+                                                      : 0;
     if (act == GgmlType::Q8_0) {
         prepare<BlockQ8_0, ActQuad, put_q8_0>(n / kQK, q_row, half, out, q0);
     } else {

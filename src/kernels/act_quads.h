@@ -73,8 +73,9 @@ static_assert(sizeof(ActQuad) % kQuadField == 0 && sizeof(ActQuadQ8_1) % kQuadFi
 size_t act_quad_pairs_bytes(GgmlType act, int64_t n);
 
 // Writes token `half` (0 or 1) of the pair row `out` from q_row, its n
-// elements as `act` blocks; the same bytes at every level (the VNNI level
-// has a SIMD build, the others the plain one).
+// elements as `act` blocks; the same bytes at every level (the VNNI and AVX2
+// levels have SIMD builds, AVX2's for Q8_0 / Q8_1 rows only; the scalar
+// level the plain one).
 void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, uint8_t* out, SimdLevel level);
 
 }  // namespace tessera
