@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Which AVX-512 operations slow down the int8 byte dots on this CPU.
+"""Which operations slow down the int8 byte dots on this CPU.
 
-Each probe is a loop of rounds: twelve independent 512-bit vpdpbusd chains
-(the tiles' byte dot, two a cycle at best) plus K extra operations of one
-kind, each feeding one of the dots so that none is dead code. If a round
-takes no longer with the extras, they ran beside the dots on other pipes;
-if it takes longer, they compete with the dots for issue. The loops are
-inline assembly with fixed registers, so the compiler cannot spill, fold or
-hoist anything; the extras read a small buffer in L1.
+Each probe is a loop of rounds: independent byte dots (AVX-512: twelve
+512-bit vpdpbusd chains; --avx2: six 256-bit vpmaddubsw, the AVX2 tiles'
+byte dot) plus K extra operations of one kind, each feeding one of the dots
+so that none is dead code. If a round takes no longer with the extras, they
+ran beside the dots on other pipes; if it takes longer, they compete with
+the dots for issue. The loops are inline assembly with fixed registers, so
+the compiler cannot spill, fold or hoist anything; the extras read a small
+buffer in L1.
 
-Usage: python3 bench/pipe_probe.py [--rounds N]
+Usage: python3 bench/pipe_probe.py [--avx2] [--rounds N]
 Writes the C++ to a temporary directory, compiles it with g++ -O2
--march=native and prints ns per round for K = 0, 4, 8 and 12 extras.
-Needs an AVX-512 VNNI CPU.
+-march=native and prints ns per round for K = 0, 4, 8 and 12 extras
+(--avx2: 0, 2, 4 and 6). Needs an AVX-512 VNNI CPU, or with --avx2 an
+AVX2 one.
 """
 import argparse
 import os
@@ -66,41 +68,76 @@ PROBES = {
 }
 COUNTS = (0, 4, 8, 12)
 
+# The AVX2 tiles' operations (dot_quads_x86_body.h, attn_x86_body.h), for
+# six 256-bit vpmaddubsw a round (ymm0-5; extras write ymm8-13). ymm15 and
+# ymm14 hold sources, ymm7 permute indices.
+PROBES_AVX2 = {
+    "load 256": "vmovdqu {m}, %%ymm{d}",
+    "broadcast dword from memory": "vbroadcastss {w}, %%ymm{d}",
+    "vpaddw": "vpaddw %%ymm15, %%ymm14, %%ymm{d}",
+    "vpaddd (memory operand)": "vpaddd {m}, %%ymm15, %%ymm{d}",
+    "vpand": "vpand %%ymm15, %%ymm14, %%ymm{d}",
+    "vpsrlw": "vpsrlw $4, %%ymm15, %%ymm{d}",
+    "vpsignb": "vpsignb %%ymm15, %%ymm14, %%ymm{d}",
+    "vpshufb": "vpshufb %%ymm15, %%ymm14, %%ymm{d}",
+    "vpshufd": "vpshufd $0xb1, %%ymm15, %%ymm{d}",
+    "vpunpcklqdq": "vpunpcklqdq %%ymm15, %%ymm14, %%ymm{d}",
+    "vpermq": "vpermq $0x4e, %%ymm15, %%ymm{d}",
+    "vperm2i128": "vperm2i128 $0x21, %%ymm15, %%ymm14, %%ymm{d}",
+    "vinserti128 from memory": "vinserti128 $1, {x}, %%ymm15, %%ymm{d}",
+    "vpinsrw from memory": "vpinsrw $1, {w}, %%xmm15, %%xmm{d}",
+    "vpcmpeqb": "vpcmpeqb %%ymm15, %%ymm14, %%ymm{d}",
+    "vpmaddwd": "vpmaddwd %%ymm15, %%ymm14, %%ymm{d}",
+    "vpmaddubsw": "vpmaddubsw %%ymm15, %%ymm14, %%ymm{d}",
+    "vcvtdq2ps": "vcvtdq2ps %%ymm15, %%ymm{d}",
+    "vcvtph2ps (memory operand)": "vcvtph2ps {x}, %%ymm{d}",
+    "vmulps": "vmulps %%ymm15, %%ymm14, %%ymm{d}",
+    "vfmadd213ps": "vmovdqu {m}, %%ymm{d}\n vfmadd213ps %%ymm15, %%ymm14, %%ymm{d}",
+    "vaddps": "vaddps %%ymm15, %%ymm14, %%ymm{d}",
+}
+COUNTS_AVX2 = (0, 2, 4, 6)
 
-def round_asm(op, k):
+
+def round_asm(op, k, avx2):
     lines = []
-    for i in range(12):
+    for i in range(6 if avx2 else 12):
+        d = (8 if avx2 else 14) + i
         if i < k:
-            d = 14 + i
-            extra = op.format(m=f"{64 * i}(%1)", u=f"{64 * i + 40}(%1)", w=f"{4 * i}(%1)", h=f"{32 * i}(%1)", d=d)
+            extra = op.format(m=f"{64 * i}(%1)", u=f"{64 * i + 40}(%1)", w=f"{4 * i}(%1)", h=f"{32 * i}(%1)",
+                              x=f"{16 * i}(%1)", d=d)
             lines += [line.strip() for line in extra.split("\n")]
-            lines.append(f"vpdpbusd %%zmm13, %%zmm{d}, %%zmm{i}")
-        else:
-            lines.append(f"vpdpbusd %%zmm13, %%zmm12, %%zmm{i}")
+        src = d if i < k else (14 if avx2 else 12)
+        lines.append(f"vpmaddubsw %%ymm15, %%ymm{src}, %%ymm{i}" if avx2 else
+                     f"vpdpbusd %%zmm13, %%zmm{src}, %%zmm{i}")
     return "\\n\\t".join(lines)
 
 
-def program(rounds):
-    clobbers = ", ".join(f'"xmm{j}"' for j in range(32))
+def program(rounds, avx2):
+    probes, counts = (PROBES_AVX2, COUNTS_AVX2) if avx2 else (PROBES, COUNTS)
+    clobbers = ", ".join(f'"xmm{j}"' for j in range(16 if avx2 else 32))
     out = ["#include <chrono>", "#include <cstdio>", "#include <cstdint>",
            "alignas(64) static uint8_t buf[64 * 16];"]
     calls = []
-    for n, (name, op) in enumerate(PROBES.items()):
-        for k in COUNTS:
+    mask_clobber = "" if avx2 else '"k1", '
+    for n, (name, op) in enumerate(probes.items()):
+        for k in counts:
             fn = f"probe_{n}_{k}"
             out.append(f"""__attribute__((noinline)) double {fn}(long n) {{
     const auto t0 = std::chrono::steady_clock::now();
-    asm volatile("1:\\n\\t{round_asm(op, k)}\\n\\tdec %0\\n\\tjnz 1b" : "+r"(n) : "r"(buf) : "memory", "k1", {clobbers});
+    asm volatile("1:\\n\\t{round_asm(op, k, avx2)}\\n\\tdec %0\\n\\tjnz 1b" : "+r"(n) : "r"(buf) : "memory", {mask_clobber}{clobbers});
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }}""")
         calls.append((name, n))
     out.append("template <class F> double best(F f, long n) { double t = 1e30; for (int r = 0; r < 3; ++r) { const double s = f(n); if (s < t) t = s; } return t; }")
     out.append("int main() {")
     out.append(f"    const long n = {rounds};")
-    out.append('    asm volatile("movl $0xF0F0F0F0, %%eax\\n\\tkmovq %%rax, %%k1" ::: "eax", "k1");')
-    out.append('    std::printf("%-34s %8s %8s %8s %8s   (ns per round of 12 byte dots + K extras)\\n", "extra op", "K=0", "K=4", "K=8", "K=12");')
+    if not avx2:
+        out.append('    asm volatile("movl $0xF0F0F0F0, %%eax\\n\\tkmovq %%rax, %%k1" ::: "eax", "k1");')
+    heads = ", ".join(f'"K={k}"' for k in counts)
+    dots = "6 vpmaddubsw" if avx2 else "12 byte dots"
+    out.append(f'    std::printf("%-34s %8s %8s %8s %8s   (ns per round of {dots} + K extras)\\n", "extra op", {heads});')
     for name, n in calls:
-        vals = ", ".join(f"best(probe_{n}_{k}, n) / n * 1e9" for k in COUNTS)
+        vals = ", ".join(f"best(probe_{n}_{k}, n) / n * 1e9" for k in counts)
         out.append(f'    std::printf("%-34s %8.2f %8.2f %8.2f %8.2f\\n", "{name}", {vals});')
     out.append("}")
     return "\n".join(out)
@@ -109,11 +146,12 @@ def program(rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=20_000_000)
+    ap.add_argument("--avx2", action="store_true", help="probe the AVX2 tiles' operations (256-bit)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "probe.cpp"), os.path.join(tmp, "probe")
         with open(src, "w") as f:
-            f.write(program(args.rounds))
+            f.write(program(args.rounds, args.avx2))
         subprocess.run(["g++", "-O2", "-march=native", "-std=c++20", src, "-o", exe], check=True)
         sys.stdout.flush()
         subprocess.run([exe], check=True)
