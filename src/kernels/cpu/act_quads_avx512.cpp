@@ -1,7 +1,8 @@
-// AVX-512 body of avx512_prepare_full_quads. Per quad of blocks (a, b, c,
-// d): two qword permutes give the four qs fields (qword j of a, c, b, d),
-// chained byte dots with ones give each lane's sum of its 16 elements (the
-// neg8 / neg128 offsets), and one fp16 convert the scales in lane order
+// AVX-512 build of avx512_prepare_full_quads (the rest shared with the AVX2
+// one in act_quads_x86_body.h). Per quad of blocks (a, b, c, d): two qword
+// permutes give the four qs fields (qword j of a, c, b, d), chained byte
+// dots with ones give each lane's sum of its 16 elements (the neg8 /
+// neg128 offsets), and one fp16 convert the scales in lane order
 // (a a c c b b d d). The plain C++ loop of act_quads.cpp was 3% of a 135M
 // Q4_0 pp512, one thread. Q8_K super-blocks: a dword transpose
 // (prepare_super), where the plain loop was 1% of a 135M Q4_K pp512.
@@ -24,61 +25,23 @@
 namespace tessera::x86 {
 namespace {
 
-// Field f (32 bytes) of token `half` in quad q of a pair row of Quad.
-template <class Quad>
-uint8_t* field(uint8_t* out, int64_t q, int half, int f) {
-    return out + static_cast<size_t>(q) * 2 * sizeof(Quad) + 2 * kQuadField * f + kQuadField * half;
-}
+#include "kernels/cpu/act_quads_x86_body.h"
 
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-// Stores the four qs fields of the quad of blocks x[0..4) and returns the
-// per-lane sums of the 16 elements each lane covers (a a c c b b d d).
+// qs field j = qword j of a, c, b, d: fields 0 | 1 and 2 | 3 by two
+// two-source qword permutes; chained byte dots with ones give the lane sums.
 template <class Block, class Quad>
 __m256i put_qs(const Block* x, uint8_t* out, int64_t q, int half) {
     const __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[0].qs)), load256(x[1].qs), 1);
     const __m512i cd = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[2].qs)), load256(x[3].qs), 1);
-    // qs[j] = qword j of a, c, b, d: fields 0 | 1 and 2 | 3.
     const __m512i f01 = _mm512_permutex2var_epi64(ab, _mm512_setr_epi64(0, 8, 4, 12, 1, 9, 5, 13), cd);
     const __m512i f23 = _mm512_permutex2var_epi64(ab, _mm512_setr_epi64(2, 10, 6, 14, 3, 11, 7, 15), cd);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<Quad>(out, q, half, 0)), _mm512_castsi512_si256(f01));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<Quad>(out, q, half, 1)), _mm512_extracti64x4_epi64(f01, 1));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<Quad>(out, q, half, 2)), _mm512_castsi512_si256(f23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<Quad>(out, q, half, 3)), _mm512_extracti64x4_epi64(f23, 1));
+    _mm256_storeu_si256(field<Quad>(out, q, half, 0), _mm512_castsi512_si256(f01));
+    _mm256_storeu_si256(field<Quad>(out, q, half, 1), _mm512_extracti64x4_epi64(f01, 1));
+    _mm256_storeu_si256(field<Quad>(out, q, half, 2), _mm512_castsi512_si256(f23));
+    _mm256_storeu_si256(field<Quad>(out, q, half, 3), _mm512_extracti64x4_epi64(f23, 1));
     const __m512i ones = _mm512_set1_epi8(1);
     const __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, f01), ones, f23);
     return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
-}
-
-// Four fp16 values (of blocks a, b, c, d) as floats in lane order a a c c b b d d.
-inline __m256 lane_scales(uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
-    const auto w = [](uint16_t h) { return static_cast<short>(h); };
-    return _mm256_cvtph_ps(_mm_setr_epi16(w(a), w(a), w(c), w(c), w(b), w(b), w(d), w(d)));
-}
-
-void prepare_q8_0(int64_t quads, const BlockQ8_0* y, int half, uint8_t* out) {
-    for (int64_t q = 0; q < quads; ++q) {
-        const BlockQ8_0* x = y + q * kQuadBlocks;
-        const __m256i sum = put_qs<BlockQ8_0, ActQuad>(x, out, q, half);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActQuad>(out, q, half, 4)),
-                            _mm256_mullo_epi32(sum, _mm256_set1_epi32(-8)));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActQuad>(out, q, half, 5)),
-                            _mm256_mullo_epi32(sum, _mm256_set1_epi32(-128)));
-        _mm256_storeu_ps(reinterpret_cast<float*>(field<ActQuad>(out, q, half, 6)),
-                         lane_scales(x[0].d, x[1].d, x[2].d, x[3].d));
-    }
-}
-
-void prepare_q8_1(int64_t quads, const BlockQ8_1* y, int half, uint8_t* out) {
-    const __m256 first_lanes = _mm256_castsi256_ps(_mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0));
-    for (int64_t q = 0; q < quads; ++q) {
-        const BlockQ8_1* x = y + q * kQuadBlocks;
-        put_qs<BlockQ8_1, ActQuadQ8_1>(x, out, q, half);
-        _mm256_storeu_ps(reinterpret_cast<float*>(field<ActQuadQ8_1>(out, q, half, 4)),
-                         lane_scales(x[0].d, x[1].d, x[2].d, x[3].d));
-        _mm256_storeu_ps(reinterpret_cast<float*>(field<ActQuadQ8_1>(out, q, half, 5)),
-                         _mm256_and_ps(lane_scales(x[0].s, x[1].s, x[2].s, x[3].s), first_lanes));
-    }
 }
 
 // One Q8_K block as an ActSuperQ8_K (token `half` of pair row super-block
@@ -100,9 +63,9 @@ void prepare_super(const BlockQ8_K& y, int64_t i, int half, uint8_t* out) {
         const __m512i lo = _mm512_permutex2var_epi32(z01, pick, z23);
         const __m512i hi = _mm512_permutex2var_epi32(z45, pick, z67);
         const __m512i both = _mm512_mask_blend_epi32(0xF0F0, lo, hi);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, j)),
+        _mm256_storeu_si256(field<ActSuperQ8_K>(out, i, half, j),
                             _mm512_castsi512_si256(both));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, j + 1)),
+        _mm256_storeu_si256(field<ActSuperQ8_K>(out, i, half, j + 1),
                             _mm512_extracti64x4_epi64(both, 1));
     }
     // bsums[2L + h]: the sums of sub-block L's halves.
@@ -115,18 +78,15 @@ void prepare_super(const BlockQ8_K& y, int64_t i, int half, uint8_t* out) {
     _mm256_storeu_ps(reinterpret_cast<float*>(field<ActSuperQ8_K>(out, i, half, 9)),
                      _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(first, second))));
     const __m256i neg32 = _mm256_set1_epi32(-32);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, 10)),
+    _mm256_storeu_si256(field<ActSuperQ8_K>(out, i, half, 10),
                         _mm256_mullo_epi32(first, neg32));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(field<ActSuperQ8_K>(out, i, half, 11)),
+    _mm256_storeu_si256(field<ActSuperQ8_K>(out, i, half, 11),
                         _mm256_mullo_epi32(second, neg32));
 }
 
 }  // namespace
 
 int64_t avx512_prepare_full_quads(GgmlType act, int64_t nb, const uint8_t* q_row, int half, uint8_t* out) {
-    static_assert(offsetof(ActQuad, neg8) == 4 * kQuadField && offsetof(ActQuad, neg128) == 5 * kQuadField &&
-                  offsetof(ActQuad, d) == 6 * kQuadField);
-    static_assert(offsetof(ActQuadQ8_1, d) == 4 * kQuadField && offsetof(ActQuadQ8_1, s) == 5 * kQuadField);
     static_assert(offsetof(ActSuperQ8_K, d) == 8 * kQuadField && offsetof(ActSuperQ8_K, msum) == 9 * kQuadField &&
                   offsetof(ActSuperQ8_K, neg32) == 10 * kQuadField);
     if (act == GgmlType::Q8_K) {
@@ -134,14 +94,7 @@ int64_t avx512_prepare_full_quads(GgmlType act, int64_t nb, const uint8_t* q_row
         for (int64_t i = 0; i < nb; ++i) prepare_super(y[i], i, half, out);
         return nb;
     }
-    const int64_t quads = nb / kQuadBlocks;
-    if (act == GgmlType::Q8_0) {
-        prepare_q8_0(quads, reinterpret_cast<const BlockQ8_0*>(q_row), half, out);
-    } else {
-        TS_CHECK(act == GgmlType::Q8_1);
-        prepare_q8_1(quads, reinterpret_cast<const BlockQ8_1*>(q_row), half, out);
-    }
-    return quads;
+    return prepare_full_quads(act, nb, q_row, half, out);
 }
 
 }  // namespace tessera::x86
