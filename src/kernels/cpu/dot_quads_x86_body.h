@@ -10,11 +10,12 @@
 // from the tail2 copy of it after the pair row's quads (act_quads.h): two
 // byte dots instead of four, the same lane sums; quad_tail2 on AVX2,
 // pair_tail2 in the AVX-512 pair tiles. On AVX2 that made the prompt tile
-// on 576-wide rows about 4% faster, the one-token tiles the same.) Eight-block steps with one lane per block, which halve the
-// converts, multiplies and FMAs, measured 4-18% slower in the 2 x 8 tile
-// (16 weight registers a step, and a 576-wide row's last two blocks then
-// cost a whole eight-block step), as did combining two four-block steps'
-// lanes before one convert (8%).
+// on 576-wide rows about 4% faster, the one-token tiles the same.)
+// Eight-block steps with one lane per block, which halve the converts,
+// multiplies and FMAs, measured 4-18% slower in the 2 x 8 tile (16 weight
+// registers a step, and a 576-wide row's last two blocks then cost a whole
+// eight-block step), as did combining two four-block steps' lanes before
+// one convert (8%).
 // Included after dot_rows_x86_body.h, same namespace; the AVX-512 pair tiles
 // follow in dot_quad_pairs_x86_body.h, the tile dispatch in
 // dot_quad_tiles_x86_body.h.
