@@ -455,7 +455,7 @@ void super_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* ac
         // Unrolled: left as a loop (GCC 12 did), each token's accumulator
         // and activation pointer went through memory by index. Unrolled, an
         // AVX2-only Zen 3 ran Q4_K rows 1536 x 768 14% faster (kernel_bench
-        // --model, six alternations won), Q6_K 576 x 1536 15%, a 135M
+        // --model, six alternations won), Q6_K 576 x 1536 12%, a 135M
         // Q4_K pp512 8% (five of five).
 #pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) {
