@@ -44,25 +44,20 @@ struct WeightQuad {
     __m256 d, m;
 };
 
-// Four packed fp16 scales (a, b, c, d) -> (a a c c b b d d).
-inline __m256 quad_scales(uint64_t h4) {
-    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h4)));
-    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
-}
-
-// quad_scales of four fp16 values (0 for a block past the row end) put
-// into a vector by word inserts from memory, for the scalar loads, shifts
-// and ORs of quad_scales' argument (the VNNI tiles keep those): the AVX2
-// decode tiles issue about 12% fewer instructions a step, and on
-// an AVX2-only Zen 3 (kernel_bench decode/..., L2-resident weights, three
-// alternations) Q4_1 decode ran 15-20% faster, Q8_0 8%, Q4_0 the same;
-// SmolLM2-135M Q4_1 `tessera bench` tg128 won five of six alternations. A
-// gather of the four scales' dwords instead was 25% slower.
-inline __m256 insert_quad_scales(uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
-    __m128i v = _mm_cvtsi32_si128(a);
-    v = _mm_insert_epi16(v, c, 1);
-    v = _mm_insert_epi16(v, b, 2);
-    v = _mm_insert_epi16(v, d, 3);
+// Four fp16 scales (or minimums) of blocks a, b, c, d -> (a a c c b b d d).
+// They are put together in a general register in the order a c b d by
+// shifts and ORs (the integer pipes have little else to do in these tiles)
+// and widened in-lane by one unpack, so only one vector move, one unpack
+// and one convert reach the vector pipes. On an AVX2-only Zen 3 this beat
+// the word inserts from memory it replaced (`vpinsrw`, three a row and
+// step) in the one-token tiles (L2-resident weights, the two builds
+// alternated in one process, 60 pairs, best times): Q4_1 +18%, Q4_0 +6%,
+// Q8_0 +3%, and those inserts had beaten a convert of (a b c d) and a
+// cross-lane `vpermps` (Q4_1 15-20%, Q8_0 8%); a gather of the dwords was
+// 25% slower still. The AVX-512 build shares it (its speed there unmeasured).
+inline __m256 quad_scales(uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
+    const uint64_t acbd = uint64_t{a} | uint64_t{c} << 16 | uint64_t{b} << 32 | uint64_t{d} << 48;
+    const __m128i v = _mm_cvtsi64_si128(static_cast<long long>(acbd));
     return _mm256_cvtph_ps(_mm_unpacklo_epi16(v, v));
 }
 
@@ -99,21 +94,11 @@ inline void add_fifth_bits(const Block* x, WeightQuad& w) {
 template <int NB, class Block>
 inline WeightQuad load_weight_quad(const Block* x) {
     WeightQuad w;
-    if constexpr (!kVnni) {
-        auto d = [&](int k) -> uint16_t { return k < NB ? x[k].d : 0; };
-        w.d = insert_quad_scales(d(0), d(1), d(2), d(3));
-        if constexpr (kHasMin<Block>) {
-            auto m = [&](int k) -> uint16_t { return k < NB ? x[k].m : 0; };
-            w.m = insert_quad_scales(m(0), m(1), m(2), m(3));
-        }
-    } else {
-        uint64_t h = 0, hm = 0;
-        for (int k = 0; k < NB; ++k) h |= uint64_t{x[k].d} << (16 * k);
-        w.d = quad_scales(h);
-        if constexpr (kHasMin<Block>) {
-            for (int k = 0; k < NB; ++k) hm |= uint64_t{x[k].m} << (16 * k);
-            w.m = quad_scales(hm);
-        }
+    auto d = [&](int k) -> uint16_t { return k < NB ? x[k].d : 0; };
+    w.d = quad_scales(d(0), d(1), d(2), d(3));
+    if constexpr (kHasMin<Block>) {
+        auto m = [&](int k) -> uint16_t { return k < NB ? x[k].m : 0; };
+        w.m = quad_scales(m(0), m(1), m(2), m(3));
     }
     auto qs = [&](int k, int off) -> const void* { return k < NB ? x[k].qs + off : nullptr; };
     if constexpr (kNibbles<Block>) {
@@ -286,8 +271,8 @@ inline void quad_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& 
     for (int r = 0; r < NR; ++r) {
         const Block* b = x[r] + ib;
         load_tail2_quad(b, t2[r]);
-        wq[r].d = insert_quad_scales(b[0].d, b[1].d, 0, 0);
-        if constexpr (kHasMin<Block>) wq[r].m = insert_quad_scales(b[0].m, b[1].m, 0, 0);
+        wq[r].d = quad_scales(b[0].d, b[1].d, 0, 0);
+        if constexpr (kHasMin<Block>) wq[r].m = quad_scales(b[0].m, b[1].m, 0, 0);
     }
     const int64_t iq = ib / kQuadBlocks;
     const __m256i ones = _mm256_set1_epi16(1);
