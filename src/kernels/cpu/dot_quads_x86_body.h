@@ -266,13 +266,13 @@ template <int NR, int NT, class Block>
 inline void quad_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& y, int64_t ib,
                        __m256 (&acc)[NR][NT]) {
     static_assert(!kVnni && kTail2<Block>);
-    WeightQuad wq[NR];
+    __m256 d[NR], m[NR];
     __m256i t2[NR][2];
     for (int r = 0; r < NR; ++r) {
         const Block* b = x[r] + ib;
         load_tail2_quad(b, t2[r]);
-        wq[r].d = quad_scales(b[0].d, b[1].d, 0, 0);
-        if constexpr (kHasMin<Block>) wq[r].m = quad_scales(b[0].m, b[1].m, 0, 0);
+        d[r] = quad_scales(b[0].d, b[1].d, 0, 0);
+        if constexpr (kHasMin<Block>) m[r] = quad_scales(b[0].m, b[1].m, 0, 0);
     }
     const int64_t iq = ib / kQuadBlocks;
     const __m256i ones = _mm256_set1_epi16(1);
@@ -294,8 +294,8 @@ inline void quad_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& 
                 q = _mm256_add_epi32(dot(t2[r][0], a0), dot(t2[r][1], a1));
             }
             q = _mm256_add_epi32(a.base, _mm256_add_epi32(q, _mm256_shuffle_epi32(q, _MM_SHUFFLE(1, 0, 3, 2))));
-            if constexpr (kHasMin<Block>) acc[r][t] = _mm256_fmadd_ps(wq[r].m, a.s, acc[r][t]);
-            acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wq[r].d, a.d), _mm256_cvtepi32_ps(q), acc[r][t]);
+            if constexpr (kHasMin<Block>) acc[r][t] = _mm256_fmadd_ps(m[r], a.s, acc[r][t]);
+            acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(d[r], a.d), _mm256_cvtepi32_ps(q), acc[r][t]);
         }
     }
 }
