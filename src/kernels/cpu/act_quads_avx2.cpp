@@ -22,19 +22,14 @@ namespace tessera::x86 {
 namespace {
 
 #include "kernels/cpu/act_quads_x86_body.h"
+#include "kernels/cpu/quad_qwords_x86_body.h"
 
-// qs field j = qword j of a, c, b, d: qword unpacks and 128-bit permutes;
-// byte pairs times 1 (|sum| <= 256), four fields added in int16, then the
-// pairs of each lane.
+// qs field j = qword j of a, c, b, d (quad_qwords); byte pairs times 1
+// (|sum| <= 256), four fields added in int16, then the pairs of each lane.
 template <class Block, class Quad>
 __m256i put_qs(const Block* x, uint8_t* out, int64_t q, int half) {
-    const __m256i a = load256(x[0].qs), b = load256(x[1].qs), c = load256(x[2].qs), d = load256(x[3].qs);
-    const __m256i ac_even = _mm256_unpacklo_epi64(a, c), ac_odd = _mm256_unpackhi_epi64(a, c);
-    const __m256i bd_even = _mm256_unpacklo_epi64(b, d), bd_odd = _mm256_unpackhi_epi64(b, d);
-    const __m256i f[4] = {_mm256_permute2x128_si256(ac_even, bd_even, 0x20),
-                          _mm256_permute2x128_si256(ac_odd, bd_odd, 0x20),
-                          _mm256_permute2x128_si256(ac_even, bd_even, 0x31),
-                          _mm256_permute2x128_si256(ac_odd, bd_odd, 0x31)};
+    __m256i f[4];
+    quad_qwords(load256(x[0].qs), load256(x[1].qs), load256(x[2].qs), load256(x[3].qs), f);
     const __m256i ones8 = _mm256_set1_epi8(1);
     __m256i s16 = _mm256_setzero_si256();
     for (int j = 0; j < 4; ++j) {

@@ -25,6 +25,7 @@ constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
 #include "kernels/cpu/dot_widened_x86_body.h"
+#include "kernels/cpu/quad_qwords_x86_body.h"
 #include "kernels/cpu/dot_quads_x86_body.h"
 #include "kernels/cpu/dot_quad_pairs_x86_body.h"
 #include "kernels/cpu/dot_quad_tiles_x86_body.h"

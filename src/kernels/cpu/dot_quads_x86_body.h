@@ -117,13 +117,7 @@ inline WeightQuad load_weight_quad(const Block* x) {
             // Each block's 32 bytes in one load, then a 4 x 4 transpose of
             // qwords: q[j] = qword j of blocks a, c, b, d (four loads fewer
             // than the 16-byte joins below, the same bytes).
-            const __m256i a = load256(x[0].qs), b = load256(x[1].qs), c = load256(x[2].qs), d = load256(x[3].qs);
-            const __m256i ac_even = _mm256_unpacklo_epi64(a, c), ac_odd = _mm256_unpackhi_epi64(a, c);
-            const __m256i bd_even = _mm256_unpacklo_epi64(b, d), bd_odd = _mm256_unpackhi_epi64(b, d);
-            w.q[0] = _mm256_permute2x128_si256(ac_even, bd_even, 0x20);
-            w.q[1] = _mm256_permute2x128_si256(ac_odd, bd_odd, 0x20);
-            w.q[2] = _mm256_permute2x128_si256(ac_even, bd_even, 0x31);
-            w.q[3] = _mm256_permute2x128_si256(ac_odd, bd_odd, 0x31);
+            quad_qwords(load256(x[0].qs), load256(x[1].qs), load256(x[2].qs), load256(x[3].qs), w.q);
         } else {
             for (int h16 = 0; h16 < 2; ++h16) {
                 const __m256i ab = join(qs(0, 16 * h16), qs(1, 16 * h16)), cd = join(qs(2, 16 * h16), qs(3, 16 * h16));
