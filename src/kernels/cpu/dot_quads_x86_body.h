@@ -16,9 +16,9 @@
 // registers a step, and a 576-wide row's last two blocks then cost a whole
 // eight-block step), as did combining two four-block steps' lanes before
 // one convert (8%).
-// Included after dot_rows_x86_body.h, same namespace; the AVX-512 pair tiles
-// follow in dot_quad_pairs_x86_body.h, the tile dispatch in
-// dot_quad_tiles_x86_body.h.
+// Included after dot_rows_x86_body.h and quad_qwords_x86_body.h, same
+// namespace; the AVX-512 pair tiles follow in dot_quad_pairs_x86_body.h,
+// the tile dispatch in dot_quad_tiles_x86_body.h.
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
 template <class Block>
