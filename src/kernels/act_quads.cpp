@@ -114,7 +114,7 @@ void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, 
     TS_CHECK(n % kQK == 0 && (half == 0 || half == 1));
     if (act == GgmlType::Q8_K) {
         TS_CHECK(n % kQKK == 0);
-        if (level == SimdLevel::Avx512Vnni) {
+        if (level >= SimdLevel::Avx512Vnni) {
             x86::avx512_prepare_full_quads(act, n / kQKK, q_row, half, out);
         } else {
             prepare_q8_k(n / kQKK, q_row, half, out);
@@ -122,7 +122,7 @@ void prepare_act_quads(GgmlType act, int64_t n, const uint8_t* q_row, int half, 
         return;
     }
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1);
-    const int64_t q0 = level == SimdLevel::Avx512Vnni ? x86::avx512_prepare_full_quads(act, n / kQK, q_row, half, out)
+    const int64_t q0 = level >= SimdLevel::Avx512Vnni ? x86::avx512_prepare_full_quads(act, n / kQK, q_row, half, out)
                        : level == SimdLevel::Avx2     ? x86::avx2_prepare_full_quads(act, n / kQK, q_row, half, out)
                                                       : 0;
     if (act == GgmlType::Q8_0) {

@@ -179,7 +179,7 @@ AttendRangeFn find_attend_range(SimdLevel level, int head_dim, GgmlType k_type, 
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
     TS_CHECK(is_kv_type(k_type) && is_kv_type(v_type));
     AttendRangeFn fn = nullptr;
-    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512_attend_range(head_dim, k_type, v_type);
+    if (level >= SimdLevel::Avx512Vnni) fn = x86::avx512_attend_range(head_dim, k_type, v_type);
     if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_attend_range(head_dim, k_type, v_type);
     return fn != nullptr ? fn : attend_range_scalar;
 }

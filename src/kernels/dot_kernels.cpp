@@ -1,6 +1,12 @@
 // Run-time selection of dot kernels: CPUID feature checks and the fallback
-// chain VNNI -> AVX2 -> scalar reference (tensor/quant.h's vec_dot).
+// chain VNNI -> AVX2 -> scalar reference (tensor/quant.h's vec_dot); the AMX
+// level runs the VNNI dot kernels (its tiles: kernels/amx_tiles.h).
 #include "kernels/dot_kernels.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/check.h"
 #include "kernels/cpu/dot_x86.h"
@@ -32,19 +38,38 @@ MultiDotFn scalar_kernel(GgmlType weight) {
     return nullptr;
 }
 
-}  // namespace
-
-SimdLevel best_simd_level() {
+SimdLevel cpu_simd_level() {
 #if defined(__x86_64__)
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                       __builtin_cpu_supports("f16c");
     if (!avx2) return SimdLevel::Scalar;
     const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-    return vnni ? SimdLevel::Avx512Vnni : SimdLevel::Avx2;
+    if (!vnni) return SimdLevel::Avx2;
+    return x86::amx_int8_usable() ? SimdLevel::Avx512Amx : SimdLevel::Avx512Vnni;
 #else
     return SimdLevel::Scalar;
 #endif
+}
+
+// TESSERA_KERNELS caps the level; an unknown name is reported and ignored.
+SimdLevel capped_level(SimdLevel cpu) {
+    const char* cap = std::getenv("TESSERA_KERNELS");
+    if (cap == nullptr || *cap == '\0') return cpu;
+    for (int l = 0; l <= static_cast<int>(SimdLevel::Avx512Amx); ++l) {
+        const auto level = static_cast<SimdLevel>(l);
+        if (std::strcmp(cap, simd_level_name(level)) == 0) return std::min(cpu, level);
+    }
+    std::fprintf(stderr, "tessera: TESSERA_KERNELS=%s is not scalar, avx2, avx512vnni or avx512amx; ignored\n", cap);
+    return cpu;
+}
+
+}  // namespace
+
+SimdLevel best_simd_level() {
+    // Once per process: the CPU does not change, and the AMX leave is asked for once.
+    static const SimdLevel level = capped_level(cpu_simd_level());
+    return level;
 }
 
 const char* simd_level_name(SimdLevel level) {
@@ -52,6 +77,7 @@ const char* simd_level_name(SimdLevel level) {
         case SimdLevel::Scalar: return "scalar";
         case SimdLevel::Avx2: return "avx2";
         case SimdLevel::Avx512Vnni: return "avx512vnni";
+        case SimdLevel::Avx512Amx: return "avx512amx";
     }
     return "unknown";
 }
@@ -59,14 +85,14 @@ const char* simd_level_name(SimdLevel level) {
 MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level) {
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
     MultiDotFn fn = nullptr;
-    if (level == SimdLevel::Avx512Vnni) fn = x86::avx512vnni_multi_dot(weight);
+    if (level >= SimdLevel::Avx512Vnni) fn = x86::avx512vnni_multi_dot(weight);
     if (fn == nullptr && level != SimdLevel::Scalar) fn = x86::avx2_multi_dot(weight);
     return fn != nullptr ? fn : scalar_kernel(weight);
 }
 
 RowsKernel find_rows_dot(GgmlType weight, SimdLevel level) {
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
-    if (level == SimdLevel::Avx512Vnni) return x86::avx512vnni_rows_dot(weight);
+    if (level >= SimdLevel::Avx512Vnni) return x86::avx512vnni_rows_dot(weight);
     if (level == SimdLevel::Avx2) return x86::avx2_rows_dot(weight);
     return {};
 }

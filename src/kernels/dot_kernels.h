@@ -11,13 +11,19 @@
 
 namespace tessera {
 
-enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
+// Avx512Amx is the VNNI level plus AMX-INT8 tiles for the matmul's prompt
+// tiles (kernels/amx_tiles.h); every other kernel runs its VNNI code there.
+enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512Vnni = 2, Avx512Amx = 3 };
 
 inline constexpr int kMaxDotTokens = 8;
 inline constexpr int kMaxDotRows = 4;
 
 // The best level this CPU runs (AVX2 needs avx2+fma+f16c; the VNNI level also
-// needs avx512f/bw/vl/vnni).
+// needs avx512f/bw/vl/vnni; the AMX level also amx-tile/amx-int8 and the
+// kernel's leave to use the tile registers, asked for once per process),
+// capped by the environment variable TESSERA_KERNELS (scalar, avx2,
+// avx512vnni or avx512amx: for side-by-side runs of one binary). Worked out
+// once, on the first call.
 SimdLevel best_simd_level();
 const char* simd_level_name(SimdLevel level);
 

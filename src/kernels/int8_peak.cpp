@@ -15,7 +15,7 @@ namespace tessera {
 double measure_int8_peak(ThreadPool& pool, SimdLevel level, int reps) {
     TS_CHECK(reps >= 1 && level <= best_simd_level());
     if (level == SimdLevel::Scalar) return 0.0;
-    const bool vnni = level == SimdLevel::Avx512Vnni;
+    const bool vnni = level >= SimdLevel::Avx512Vnni;
     // About 12 ms a run at two 512-bit vpdpbusd per cycle.
     constexpr int64_t kRounds = int64_t{1} << 23;
     const int64_t macs_per_round = vnni ? x86::kAvx512MacsPerRound : x86::kAvx2MacsPerRound;

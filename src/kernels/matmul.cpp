@@ -13,6 +13,7 @@
 #include "core/cache_line_vector.h"
 #include "core/check.h"
 #include "kernels/act_quads.h"
+#include "kernels/amx_tiles.h"
 #include "kernels/convert_row.h"
 #include "tensor/quant.h"
 
@@ -88,6 +89,7 @@ struct MatmulPart {
     float* y;
     MultiDotFn dot;
     RowsKernel rows;  // fn nullptr: row by row through `dot`
+    AmxTilesFn amx;  // nullptr: no AMX tiles (then `rows` / `dot` take every token)
     int64_t task_rows;  // weight rows per task
     int64_t n_row_tiles;
     int64_t first_task;
@@ -102,6 +104,10 @@ struct MatmulJob {
     size_t quads_stride = 0;
     const uint8_t* widened = nullptr;  // [n_tok, widened_stride] F16 / BF16 rows as floats, if wanted
     size_t widened_stride = 0;
+    const uint8_t* amx_act = nullptr;  // [n_tok, amx_stride] amx_act_row rows, if any part has AMX tiles
+    size_t amx_stride = 0;
+    uint8_t* amx_scratch = nullptr;  // per thread, amx_scratch_bytes each: a 16-row tile's unpacked weights
+    size_t amx_scratch_bytes = 0;
     int64_t n_tok;
     int64_t tok_block;  // tokens of a task (the last one's may be fewer)
     int64_t n_tasks = 0;
@@ -109,9 +115,23 @@ struct MatmulJob {
     int n_slices = 1;
 };
 
-// Rows [r0, r1) of a part against tokens [t0, t1), token tile by token tile.
-void run_rows(const MatmulJob& job, const MatmulPart& part, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+// Rows [r0, r1) of a part against tokens [t0, t1): whole 16-token groups
+// through the AMX tiles where the part has them, 16 rows at a time; the
+// rest token tile by token tile.
+void run_rows(const MatmulJob& job, const MatmulPart& part, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
+              int thread_idx) {
     const WeightMatrix& w = *part.w;
+    if (part.amx != nullptr && t1 - t0 >= kAmxTileTokens) {
+        const int64_t n_amx = (t1 - t0) / kAmxTileTokens * kAmxTileTokens;
+        uint8_t* scratch = job.amx_scratch + static_cast<size_t>(thread_idx) * job.amx_scratch_bytes;
+        for (int64_t r = r0; r < r1; r += kAmxTileRows) {
+            const int n_rows = static_cast<int>(std::min<int64_t>(kAmxTileRows, r1 - r));
+            part.amx(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows,
+                     job.amx_act + static_cast<size_t>(t0) * job.amx_stride, job.amx_stride, n_amx,
+                     part.y + t0 * w.rows + r, static_cast<size_t>(w.rows), scratch);
+        }
+        t0 += n_amx;
+    }
     float out[kMaxDotTokens];
     for (int64_t t = t0; t < t1; t += kMaxDotTokens) {
         const int n_act = static_cast<int>(std::min<int64_t>(kMaxDotTokens, t1 - t));
@@ -140,7 +160,7 @@ void run_rows(const MatmulJob& job, const MatmulPart& part, int64_t r0, int64_t 
     }
 }
 
-void run_task(const MatmulJob& job, int64_t task) {
+void run_task(const MatmulJob& job, int64_t task, int thread_idx) {
     int p = 0;
     while (p + 1 < job.n_parts && task >= job.parts[p + 1].first_task) ++p;
     const MatmulPart& part = job.parts[p];
@@ -156,7 +176,7 @@ void run_task(const MatmulJob& job, int64_t task) {
     const int64_t fit = kWidenedChunkBytes / static_cast<int64_t>(w.row_bytes) / kRowTile * kRowTile;
     const int64_t chunk_rows = chunked ? std::max(kRowTile, fit) : r1 - r0;
     for (int64_t c0 = r0; c0 < r1; c0 += chunk_rows) {
-        run_rows(job, part, c0, std::min(r1, c0 + chunk_rows), t0, t1);
+        run_rows(job, part, c0, std::min(r1, c0 + chunk_rows), t0, t1, thread_idx);
     }
 }
 
@@ -167,7 +187,7 @@ void worker(MatmulJob* job, int thread_idx) {
     for (int k = 0; k < n; ++k) {
         TaskSlice& slice = job->slices[(thread_idx + k) % n];
         int64_t task = 0;
-        while (take_task(slice, k == 0, task)) run_task(*job, task);
+        while (take_task(slice, k == 0, task)) run_task(*job, task, thread_idx);
     }
 }
 
@@ -186,28 +206,50 @@ size_t bytes_to_next_line(const uint8_t* p) {
     return (kCacheLineBytes - reinterpret_cast<uintptr_t>(p) % kCacheLineBytes) % kCacheLineBytes;
 }
 
-// Quantizes the n_tok rows of x into scratch, followed by their ActQuads
-// (`quads`) or by the F16 / BF16 rows widened back to floats (`widened`);
-// sets the strides and pointers of `job`.
-void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel level, const float* x,
-                          int64_t n_tok, int64_t cols, ThreadPool& pool, std::vector<uint8_t>& scratch,
+// What quantize_activations lays out after the quantized rows.
+struct ActExtras {
+    bool quads = false;    // ActQuad pair rows
+    bool widened = false;  // F16 / BF16 rows widened back to floats
+    bool amx = false;      // amx_act_row rows and one AMX weight scratch per thread
+    int n_threads = 1;
+};
+
+// Quantizes the n_tok rows of x into scratch, followed by the regions
+// `extras` asks for, each on a cache line; sets the strides and pointers of
+// `job`.
+void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel level, const float* x,
+                          int64_t n_tok, int64_t cols, std::vector<uint8_t>& scratch, ThreadPool& pool,
                           MatmulJob& job) {
     const auto row_bytes = ggml_row_bytes(act_type, cols);
     TS_CHECK(row_bytes.has_value());
+    const bool quads = extras.quads, widened = extras.widened, amx = extras.amx;
     TS_CHECK(!widened || ((act_type == GgmlType::F16 || act_type == GgmlType::BF16) && !quads));
+    TS_CHECK(!amx || act_type == GgmlType::Q8_0);
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
-    // The pair rows (and widened rows) start on a cache line: the AVX-512
-    // tiles load them in 64-byte fields, each of which straddled two lines
-    // when they followed the quantized rows directly (Q4_K pp512 tile 20%
-    // slower).
+    const size_t amx_stride = amx ? amx_act_row_bytes(cols) : 0;
+    const size_t amx_scratch_bytes = amx ? amx_weight_scratch_bytes(cols) : 0;
+    // Each region starts on a cache line: the AVX-512 tiles load the pair
+    // rows (and widened rows) in 64-byte fields, each of which straddled two
+    // lines when they followed the quantized rows directly (Q4_K pp512 tile
+    // 20% slower); the AMX weight scratch takes aligned 64-byte stores.
     const size_t act_bytes = stride * static_cast<size_t>(n_tok);
-    const size_t extra_len = quads_stride * static_cast<size_t>((n_tok + 1) / 2) +
-                             widened_stride * static_cast<size_t>(n_tok);
-    const size_t need = act_bytes + (extra_len > 0 ? kCacheLineBytes - 1 + extra_len : 0);
+    const size_t lens[] = {quads_stride * static_cast<size_t>((n_tok + 1) / 2) +
+                               widened_stride * static_cast<size_t>(n_tok),
+                           amx_stride * static_cast<size_t>(n_tok),
+                           amx_scratch_bytes * static_cast<size_t>(extras.n_threads)};
+    size_t need = act_bytes;
+    for (size_t len : lens) need += len > 0 ? kCacheLineBytes - 1 + len : 0;
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
-    const size_t extra_at = act_bytes + (extra_len > 0 ? bytes_to_next_line(base + act_bytes) : 0);
+    uint8_t* regions[3] = {};
+    uint8_t* next = base + act_bytes;
+    for (int i = 0; i < 3; ++i) {
+        if (lens[i] == 0) continue;
+        regions[i] = next + bytes_to_next_line(next);
+        next = regions[i] + lens[i];
+    }
+    uint8_t* extra = regions[0];
     const ConvertRowFn convert = find_convert_row(act_type, level);  // the bytes of quantize_row
     const WidenRowFn widen = widened ? find_widen_row(act_type, level) : nullptr;
     auto quantize_rows = [&](int64_t begin, int64_t end) {
@@ -216,11 +258,12 @@ void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel
             convert(x + t * cols, row, cols);
             if (quads) {
                 prepare_act_quads(act_type, cols, row, static_cast<int>(t % 2),
-                                  base + extra_at + static_cast<size_t>(t / 2) * quads_stride, level);
+                                  extra + static_cast<size_t>(t / 2) * quads_stride, level);
             }
             if (widened) {
-                widen(row, reinterpret_cast<float*>(base + extra_at + static_cast<size_t>(t) * widened_stride), cols);
+                widen(row, reinterpret_cast<float*>(extra + static_cast<size_t>(t) * widened_stride), cols);
             }
+            if (amx) prepare_amx_act_row(row, cols, regions[1] + static_cast<size_t>(t) * amx_stride);
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {
@@ -230,10 +273,14 @@ void quantize_activations(GgmlType act_type, bool quads, bool widened, SimdLevel
     }
     job.act = base;
     job.act_stride = stride;
-    job.quads = quads ? base + extra_at : nullptr;
+    job.quads = quads ? extra : nullptr;
     job.quads_stride = quads_stride;
-    job.widened = widened ? base + extra_at : nullptr;
+    job.widened = widened ? extra : nullptr;
     job.widened_stride = widened_stride;
+    job.amx_act = regions[1];
+    job.amx_stride = amx_stride;
+    job.amx_scratch = regions[2];
+    job.amx_scratch_bytes = amx_scratch_bytes;
 }
 
 }  // namespace
@@ -266,20 +313,33 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
     // 512 tokens on two threads were six blocks of 80 and one of 32, and
     // the thread whose slice held the short one waited at the end of every
     // matmul.
+    // With AMX tiles, blocks are whole 16-token groups where they can be.
+    bool any_amx = false;
+    for (const MatmulOut& o : outs) any_amx = any_amx || find_amx_tiles(o.w->type, level) != nullptr;
+    any_amx = any_amx && n_tok >= kAmxTileTokens;
+    const int64_t tok_tile = any_amx ? kAmxTileTokens : kMaxDotTokens;
     int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
     if (n_tok_blocks > 1) n_tok_blocks = (n_tok_blocks + pool.size() - 1) / pool.size() * pool.size();
     job.tok_block = (n_tok + n_tok_blocks - 1) / n_tok_blocks;
-    job.tok_block = (job.tok_block + kMaxDotTokens - 1) / kMaxDotTokens * kMaxDotTokens;  // whole 8-token tiles
+    job.tok_block = (job.tok_block + tok_tile - 1) / tok_tile * tok_tile;  // whole tiles
     n_tok_blocks = (n_tok + job.tok_block - 1) / job.tok_block;
-    bool quads = false, widened = false;
+    // Tokens the AMX tiles leave (a block's last tokens short of 16) go
+    // through the VNNI tiles, which want their pair rows.
+    const bool amx_takes_all = any_amx && job.tok_block % kAmxTileTokens == 0 &&
+                               (n_tok % job.tok_block) % kAmxTileTokens == 0;
+    ActExtras extras;
+    extras.n_threads = pool.size();
     for (const MatmulOut& o : outs) {
         MatmulPart& part = job.parts[job.n_parts++];
         part.w = o.w;
         part.y = o.y;
         part.dot = find_multi_dot(o.w->type, level);
         part.rows = find_rows_dot(o.w->type, level);
-        quads = quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads);
-        widened = widened || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Widened);
+        part.amx = any_amx ? find_amx_tiles(o.w->type, level) : nullptr;
+        extras.amx = extras.amx || part.amx != nullptr;
+        const bool all_by_amx = part.amx != nullptr && amx_takes_all;
+        extras.quads = extras.quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads && !all_by_amx);
+        extras.widened = extras.widened || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Widened);
         part.task_rows = rows_per_task(o.w->rows, n_tok_blocks, pool.size());
         part.n_row_tiles = (o.w->rows + part.task_rows - 1) / part.task_rows;
         part.first_task = job.n_tasks;
@@ -289,7 +349,7 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         job.act = reinterpret_cast<const uint8_t*>(x);
         job.act_stride = static_cast<size_t>(w0.cols) * sizeof(float);
     } else {
-        quantize_activations(act_type, quads, widened, level, x, n_tok, w0.cols, pool, scratch, job);
+        quantize_activations(act_type, extras, level, x, n_tok, w0.cols, scratch, pool, job);
     }
     if (job.n_tasks == 0) return;
     if (job.n_tasks == 1 || pool.size() == 1) {

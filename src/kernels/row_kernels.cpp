@@ -10,6 +10,7 @@ namespace tessera {
 const RowKernels* find_row_kernels(SimdLevel level) {
     TS_CHECK(static_cast<int>(level) <= static_cast<int>(best_simd_level()));
     switch (level) {
+        case SimdLevel::Avx512Amx:
         case SimdLevel::Avx512Vnni: return x86::avx512_row_kernels();
         case SimdLevel::Avx2: return x86::avx2_row_kernels();
         case SimdLevel::Scalar: return nullptr;

@@ -13,4 +13,8 @@ MultiDotFn avx512vnni_multi_dot(GgmlType weight);
 RowsKernel avx2_rows_dot(GgmlType weight);
 RowsKernel avx512vnni_rows_dot(GgmlType weight);
 
+// Whether the CPU has AMX-TILE and AMX-INT8, the OS saves their state, and
+// this process got leave to use the tile data (asked for here, once per call).
+bool amx_int8_usable();
+
 }  // namespace tessera::x86

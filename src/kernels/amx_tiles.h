@@ -1,0 +1,46 @@
+// AMX-INT8 prompt tiles for Q4_0 and Q8_0 weights: 16 tokens x 16 weight
+// rows a tile, whose integer dots the tile unit computes, with the same bits
+// as the VNNI kernels (kernels/dot_kernels.h).
+//
+// The legacy formats' sum order needs each block's dot as two int32 half
+// sums (elements 8j + 4h + e, h = 0, 1, j, e < 4), each scaled and added by
+// one FMA into its own float lane. So one tile multiply takes K = 16 bytes
+// (one half block of 16 tokens against one of 16 rows), and the float side
+// runs lane by lane: a lane's chain over blocks b = c, c + 4, ... for every
+// (token, row) of the tile sits in 16 vectors, one per token, so the eight
+// lanes need no more registers than one. Activations are re-laid out once
+// per matmul (amx_act_row: each block's halves contiguous, its scale as a
+// float); weights are unpacked per 16-row tile into a scratch buffer of the
+// tile unit's layout (four bytes of each of the 16 rows per 64-byte row).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/ggml_type.h"
+#include "kernels/dot_kernels.h"
+
+namespace tessera {
+
+inline constexpr int kAmxTileTokens = 16;
+inline constexpr int kAmxTileRows = 16;
+
+// out[t * out_stride + r] = dot(w + r * w_stride, token t's activations) for
+// r < n_rows <= kAmxTileRows and t < n_tok, n_tok a multiple of
+// kAmxTileTokens; act holds n_tok rows of amx_act_row_bytes(n) bytes at
+// act_stride; scratch holds amx_weight_scratch_bytes(n) bytes (64-aligned).
+using AmxTilesFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
+                            size_t act_stride, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch);
+
+// The tiles for `weight` at `level`; nullptr below SimdLevel::Avx512Amx and
+// for the formats it has none for.
+AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
+
+// The activation rows the tiles read: per block of a Q8_0 row its 32 int8
+// values, half 0 then half 1, then the row's block scales as floats.
+size_t amx_act_row_bytes(int64_t n);
+void prepare_amx_act_row(const uint8_t* q8_0_row, int64_t n, uint8_t* out);
+
+size_t amx_weight_scratch_bytes(int64_t n);
+
+}  // namespace tessera
