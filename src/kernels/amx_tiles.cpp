@@ -3,6 +3,7 @@
 #include "kernels/amx_tiles.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "core/check.h"
 #include "kernels/cpu/amx_x86.h"
@@ -14,6 +15,24 @@ namespace {
 
 constexpr size_t round_up_64(size_t x) { return (x + 63) / 64 * 64; }
 
+template <class Block>
+void prepare_row(const uint8_t* q_row, int64_t nb, uint8_t* out) {
+    const auto* blocks = reinterpret_cast<const Block*>(q_row);
+    uint8_t* scales = out + nb * kQK;
+    for (int64_t b = 0; b < nb; ++b) {
+        // Half h holds elements 8j + 4h + e: four runs of four bytes.
+        for (int h = 0; h < 2; ++h) {
+            for (int j = 0; j < 4; ++j) std::memcpy(out + b * kQK + h * 16 + j * 4, blocks[b].qs + 8 * j + 4 * h, 4);
+        }
+        const float d = fp16_to_fp32(blocks[b].d);
+        std::memcpy(scales + b * sizeof(float), &d, sizeof d);
+        if constexpr (std::is_same_v<Block, BlockQ8_1>) {
+            const float s = fp16_to_fp32(blocks[b].s);
+            std::memcpy(scales + (nb + b) * sizeof(float), &s, sizeof s);
+        }
+    }
+}
+
 }  // namespace
 
 AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level) {
@@ -21,24 +40,19 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level) {
     return level == SimdLevel::Avx512Amx ? x86::amx_tiles(weight) : nullptr;
 }
 
-size_t amx_act_row_bytes(int64_t n) {
-    TS_CHECK(n % kQK == 0);
+size_t amx_act_row_bytes(GgmlType act, int64_t n) {
+    TS_CHECK((act == GgmlType::Q8_0 || act == GgmlType::Q8_1) && n % kQK == 0);
     const auto nb = static_cast<size_t>(n / kQK);
-    return round_up_64(nb * kQK + nb * sizeof(float));
+    const size_t floats = act == GgmlType::Q8_1 ? 2 : 1;
+    return round_up_64(nb * kQK + floats * nb * sizeof(float));
 }
 
-void prepare_amx_act_row(const uint8_t* q8_0_row, int64_t n, uint8_t* out) {
-    TS_CHECK(n % kQK == 0);
-    const int64_t nb = n / kQK;
-    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(q8_0_row);
-    auto* scales = reinterpret_cast<float*>(out + nb * kQK);
-    for (int64_t b = 0; b < nb; ++b) {
-        // Half h holds elements 8j + 4h + e: four runs of four bytes.
-        for (int h = 0; h < 2; ++h) {
-            for (int j = 0; j < 4; ++j) std::memcpy(out + b * kQK + h * 16 + j * 4, blocks[b].qs + 8 * j + 4 * h, 4);
-        }
-        const float d = fp16_to_fp32(blocks[b].d);
-        std::memcpy(scales + b, &d, sizeof d);
+void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out) {
+    TS_CHECK((act == GgmlType::Q8_0 || act == GgmlType::Q8_1) && n % kQK == 0);
+    if (act == GgmlType::Q8_0) {
+        prepare_row<BlockQ8_0>(q_row, n / kQK, out);
+    } else {
+        prepare_row<BlockQ8_1>(q_row, n / kQK, out);
     }
 }
 

@@ -1,4 +1,4 @@
-// AMX-INT8 prompt tiles for Q4_0 and Q8_0 weights: 16 tokens x 16 weight
+// AMX-INT8 prompt tiles for Q4_0, Q4_1 and Q8_0 weights: 16 tokens x 16 weight
 // rows a tile, whose integer dots the tile unit computes, with the same bits
 // as the VNNI kernels (kernels/dot_kernels.h).
 //
@@ -9,8 +9,8 @@
 // runs lane by lane: a lane's chain over blocks b = c, c + 4, ... for every
 // (token, row) of the tile sits in 16 vectors, one per token, so the eight
 // lanes need no more registers than one. Activations are re-laid out once
-// per matmul (amx_act_row: each block's halves contiguous, its scale as a
-// float); weights are unpacked per 16-row tile into a scratch buffer of the
+// per matmul (amx_act_row: each block's halves contiguous, its scale, and
+// Q8_1's d * sum, as floats); weights are unpacked per 16-row tile into a scratch buffer of the
 // tile unit's layout (four bytes of each of the 16 rows per 64-byte row).
 #pragma once
 
@@ -36,10 +36,11 @@ using AmxTilesFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_
 // for the formats it has none for.
 AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 
-// The activation rows the tiles read: per block of a Q8_0 row its 32 int8
-// values, half 0 then half 1, then the row's block scales as floats.
-size_t amx_act_row_bytes(int64_t n);
-void prepare_amx_act_row(const uint8_t* q8_0_row, int64_t n, uint8_t* out);
+// The activation rows the tiles read, from a Q8_0 or Q8_1 row (`act`): per
+// block its 32 int8 values, half 0 then half 1; then the row's block scales
+// as floats; then (Q8_1) its blocks' d * sum values as floats.
+size_t amx_act_row_bytes(GgmlType act, int64_t n);
+void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out);
 
 size_t amx_weight_scratch_bytes(int64_t n);
 

@@ -224,10 +224,10 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
     TS_CHECK(row_bytes.has_value());
     const bool quads = extras.quads, widened = extras.widened, amx = extras.amx;
     TS_CHECK(!widened || ((act_type == GgmlType::F16 || act_type == GgmlType::BF16) && !quads));
-    TS_CHECK(!amx || act_type == GgmlType::Q8_0);
+    TS_CHECK(!amx || act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1);
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
-    const size_t amx_stride = amx ? amx_act_row_bytes(cols) : 0;
+    const size_t amx_stride = amx ? amx_act_row_bytes(act_type, cols) : 0;
     const size_t amx_scratch_bytes = amx ? amx_weight_scratch_bytes(cols) : 0;
     // Each region starts on a cache line: the AVX-512 tiles load the pair
     // rows (and widened rows) in 64-byte fields, each of which straddled two
@@ -263,7 +263,7 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
             if (widened) {
                 widen(row, reinterpret_cast<float*>(extra + static_cast<size_t>(t) * widened_stride), cols);
             }
-            if (amx) prepare_amx_act_row(row, cols, regions[1] + static_cast<size_t>(t) * amx_stride);
+            if (amx) prepare_amx_act_row(act_type, row, cols, regions[1] + static_cast<size_t>(t) * amx_stride);
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {

@@ -20,7 +20,7 @@
 namespace tessera {
 namespace {
 
-constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q8_0};
+constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0};
 
 std::vector<uint8_t> random_rows(std::mt19937& rng, GgmlType t, int64_t rows, int64_t cols) {
     std::vector<uint8_t> bytes;
@@ -39,16 +39,17 @@ TEST(AmxTilesTest, TilesGiveTheVnniBits) {
         ASSERT_NE(tiles, nullptr);
         EXPECT_EQ(find_amx_tiles(t, SimdLevel::Avx512Vnni), nullptr);
         const MultiDotFn dot = find_multi_dot(t, SimdLevel::Avx512Vnni);
+        const GgmlType at = activation_type_for(t);
         for (int64_t nb : {1, 2, 3, 4, 5, 6, 7, 18}) {
             const int64_t n = nb * kQK;
-            const size_t w_stride = *ggml_row_bytes(t, n), q_stride = *ggml_row_bytes(GgmlType::Q8_0, n);
-            const size_t a_stride = amx_act_row_bytes(n);
+            const size_t w_stride = *ggml_row_bytes(t, n), q_stride = *ggml_row_bytes(at, n);
+            const size_t a_stride = amx_act_row_bytes(at, n);
             const auto w = random_rows(rng, t, kAmxTileRows, n);
             for (int n_tok : {16, 32}) {
                 std::vector<uint8_t> q(q_stride * n_tok), act(a_stride * n_tok);
                 for (int tk = 0; tk < n_tok; ++tk) {
-                    quantize_row(GgmlType::Q8_0, test::random_floats(rng, n, 2.0f).data(), q.data() + tk * q_stride, n);
-                    prepare_amx_act_row(q.data() + tk * q_stride, n, act.data() + tk * a_stride);
+                    quantize_row(at, test::random_floats(rng, n, 2.0f).data(), q.data() + tk * q_stride, n);
+                    prepare_amx_act_row(at, q.data() + tk * q_stride, n, act.data() + tk * a_stride);
                 }
                 // 64-aligned, as matmul hands it out.
                 std::vector<uint8_t> scratch_bytes(amx_weight_scratch_bytes(n) + 63);

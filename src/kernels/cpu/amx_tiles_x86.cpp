@@ -67,12 +67,10 @@ void load_tile_config() {
 // blocks a, b, c, d in lanes (a a c c b b d d).
 constexpr int kLaneOfBlock[4] = {0, 4, 2, 6};
 
-template <class Block>
-inline constexpr bool kIsQ4_0 = std::is_same_v<Block, BlockQ4_0>;
-
 // Block b of rows [0, n_rows) into the scratch layout (amx_x86.h): tile row
 // j of half h holds unit 2j + h (elements 4u .. 4u + 3) of each row, the
-// weights as int8 (Q4_0's nibbles minus 8). Missing rows read as zeros.
+// weights as int8 (Q4_0's nibbles minus 8; Q4_1's as they are, unsigned).
+// Missing rows read as zeros.
 template <class Block>
 void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, uint8_t* out) {
     const __mmask16 rows = n_rows >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n_rows) - 1);
@@ -84,25 +82,35 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, uint
     auto put_unit = [&](int u, __m512i v) {
         _mm512_store_si512(out + (u % 2) * kAmxHalfBytes + (u / 2) * 64, v);
     };
-    const __m512i d16 = gather(0);  // the scale and the next two bytes
-    _mm512_store_ps(out + 2 * kAmxHalfBytes, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d16)));
+    const __m512i head = gather(0);  // d, then Q4_1's m (or the first quant bytes)
+    _mm512_store_ps(out + 2 * kAmxHalfBytes, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
+    if constexpr (std::is_same_v<Block, BlockQ4_1>) {
+        _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16))));
+    }
     const size_t qs = offsetof(Block, qs);
-    if constexpr (kIsQ4_0<Block>) {
-        const __m512i nibble = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+    if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+        for (int u = 0; u < 8; ++u) put_unit(u, gather(qs + 4 * u));
+    } else {
+        const __m512i nibble = _mm512_set1_epi8(0x0F);
+        const __m512i offset = _mm512_set1_epi8(std::is_same_v<Block, BlockQ4_0> ? 8 : 0);
         for (int p = 0; p < 4; ++p) {  // bytes 4p .. 4p + 3: elements 4p.. (low) and 16 + 4p.. (high)
             const __m512i g = gather(qs + 4 * p);
-            put_unit(p, _mm512_sub_epi8(_mm512_and_si512(g, nibble), eight));
-            put_unit(p + 4, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(g, 4), nibble), eight));
+            put_unit(p, _mm512_sub_epi8(_mm512_and_si512(g, nibble), offset));
+            put_unit(p + 4, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(g, 4), nibble), offset));
         }
-    } else {
-        for (int u = 0; u < 8; ++u) put_unit(u, gather(qs + 4 * u));
     }
 }
 
 // The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h).
+// Q4_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
+// half-1 lanes add m_w * 0, which leaves a sum that is never -0 unchanged).
+template <class Block>
 void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t* wsc, float* lanes) {
+    constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
     alignas(64) int32_t sums[16 * 16];
-    const auto* scales = reinterpret_cast<const float*>(act + nb * kQK);
+    const auto* scales = act + nb * kQK;                          // floats, nb per token row
+    const auto* mins = act + nb * (kQK + sizeof(float));          // Q8_1's d * sum, as floats
+    auto token_float = [&](const uint8_t* at, int m) { return *reinterpret_cast<const float*>(at + m * act_stride); };
     for (int c = 0; c < 4; ++c) {
         for (int h = 0; h < 2; ++h) {
             __m512 acc[16];
@@ -111,14 +119,24 @@ void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t
                 _tile_zero(0);
                 _tile_loadd(2, act + b * kQK + h * 16, act_stride);
                 _tile_loadd(4, wsc + b * kAmxBlockBytes + h * kAmxHalfBytes, 64);
-                _tile_dpbssd(0, 2, 4);
+                if constexpr (kMin) {
+                    _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
+                } else {
+                    _tile_dpbssd(0, 2, 4);
+                }
                 _tile_stored(0, sums, 64);
-                const __m512 wd = _mm512_load_ps(wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes);
+                const uint8_t* wb = wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes;
+                const __m512 wd = _mm512_load_ps(wb);
+                if (kMin && h == 0) {
+                    const __m512 wm = _mm512_load_ps(wb + 64);
+#pragma GCC unroll 16
+                    for (int m = 0; m < 16; ++m) {
+                        acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(token_float(mins + b * sizeof(float), m)), acc[m]);
+                    }
+                }
 #pragma GCC unroll 16
                 for (int m = 0; m < 16; ++m) {
-                    const float yd = *reinterpret_cast<const float*>(reinterpret_cast<const uint8_t*>(scales + b) +
-                                                                     m * act_stride);
-                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(yd));
+                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(token_float(scales + b * sizeof(float), m)));
                     acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
                 }
             }
@@ -137,7 +155,7 @@ void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8
     alignas(64) float lanes[8 * 256];
     load_tile_config();
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        tile_lanes(nb, act + t * act_stride, act_stride, scratch, lanes);
+        tile_lanes<Block>(nb, act + t * act_stride, act_stride, scratch, lanes);
         for (int m = 0; m < 16; ++m) {
             auto l = [&](int i) { return _mm512_load_ps(lanes + i * 256 + 16 * m); };
             const __m512 v = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(2), l(6))),
@@ -153,6 +171,7 @@ void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8
 AmxTilesFn amx_tiles(GgmlType weight) {
     switch (weight) {
         case GgmlType::Q4_0: return tiles<BlockQ4_0>;
+        case GgmlType::Q4_1: return tiles<BlockQ4_1>;
         case GgmlType::Q8_0: return tiles<BlockQ8_0>;
         default: return nullptr;
     }
