@@ -23,19 +23,22 @@ inline const char* prefetch_start(const uint8_t* w, size_t w_stride) {
 inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
 
 // A tile of one token (decode) on long rows reads each weight byte once per
-// matmul from a stream that dwarfs the caches: its prefetches are
+// matmul from a stream that dwarfs the caches. On AMD its prefetches are
 // non-temporal, so the stream does not push out of the caches what they
-// hold (on AMD each line a T0 stream pushes out of L2 is written into the
-// victim L3 first). 1.1B Q4_0 decode (rows of 2048 and 5632), six
+// hold (each line a T0 stream pushes out of L2 is written into the victim
+// L3 first): 1.1B Q4_0 decode (rows of 2048 and 5632) on Zen 5, six
 // alternations twice: one thread +3% and +6% (every pair >= 1.00); two
-// threads +7% (four). On the 135M shapes' short rows (576 and 1536) the
-// same hint made one-thread Q4_0 decode bimodal, a third of the processes
-// at 360-420 t/s against 440-447 with T0, so short rows keep T0, as do
-// tiles of several tokens, which read their rows again for the next token
-// tile.
+// threads +7% (four). On an Intel Xeon (Sapphire Rapids class) the same
+// hint ran the 1.1B decode at 0.4x of T0's speed (16 vs 40 t/s on two
+// threads, three alternations), so other vendors keep T0
+// (nta_weight_streams, dot_x86.h). On the 135M shapes' short rows (576 and
+// 1536) the hint made one-thread Q4_0 decode bimodal on Zen 5, a third of
+// the processes at 360-420 t/s against 440-447 with T0, so short rows keep
+// T0, as do tiles of several tokens, which read their rows again for the
+// next token tile.
 template <int NT>
 inline bool stream_weights(int64_t row_elems) {
-    return NT == 1 && row_elems > kShortRowMaxElems;
+    return NT == 1 && row_elems > kShortRowMaxElems && nta_weight_streams();
 }
 
 template <int NR, class Block, int kStepBlocks>

@@ -13,6 +13,10 @@ MultiDotFn avx512vnni_multi_dot(GgmlType weight);
 RowsKernel avx2_rows_dot(GgmlType weight);
 RowsKernel avx512vnni_rows_dot(GgmlType weight);
 
+// Whether one-token tiles prefetch long weight rows non-temporally (on AMD
+// CPUs; dot_rows_x86_body.h says why). Worked out once.
+bool nta_weight_streams();
+
 // Whether the CPU has AMX-TILE and AMX-INT8, the OS saves their state, and
 // this process got leave to use the tile data (asked for here, once per call).
 bool amx_int8_usable();
