@@ -33,6 +33,22 @@ void prepare_row(const uint8_t* q_row, int64_t nb, uint8_t* out) {
     }
 }
 
+// Q8_K: the qs as they are (sub-block L is 32 contiguous bytes), then d,
+// then d * (sum of sub-block L's qs) for L < 8, as act_quads.cpp's msum.
+void prepare_q8_k_row(const uint8_t* q_row, int64_t nb, uint8_t* out) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_K*>(q_row);
+    uint8_t* d_at = out + nb * kQKK;
+    uint8_t* msum_at = d_at + nb * sizeof(float);
+    for (int64_t b = 0; b < nb; ++b) {
+        std::memcpy(out + b * kQKK, blocks[b].qs, kQKK);
+        std::memcpy(d_at + b * sizeof(float), &blocks[b].d, sizeof(float));
+        for (int sub = 0; sub < 8; ++sub) {
+            const float m = blocks[b].d * static_cast<float>(blocks[b].bsums[2 * sub] + blocks[b].bsums[2 * sub + 1]);
+            std::memcpy(msum_at + (b * 8 + sub) * sizeof(float), &m, sizeof m);
+        }
+    }
+}
+
 }  // namespace
 
 AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level) {
@@ -41,6 +57,11 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level) {
 }
 
 size_t amx_act_row_bytes(GgmlType act, int64_t n) {
+    if (act == GgmlType::Q8_K) {
+        TS_CHECK(n % kQKK == 0);
+        const auto nb = static_cast<size_t>(n / kQKK);
+        return round_up_64(nb * kQKK + 9 * nb * sizeof(float));
+    }
     TS_CHECK((act == GgmlType::Q8_0 || act == GgmlType::Q8_1) && n % kQK == 0);
     const auto nb = static_cast<size_t>(n / kQK);
     const size_t floats = act == GgmlType::Q8_1 ? 2 : 1;
@@ -48,6 +69,11 @@ size_t amx_act_row_bytes(GgmlType act, int64_t n) {
 }
 
 void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out) {
+    if (act == GgmlType::Q8_K) {
+        TS_CHECK(n % kQKK == 0);
+        prepare_q8_k_row(q_row, n / kQKK, out);
+        return;
+    }
     TS_CHECK((act == GgmlType::Q8_0 || act == GgmlType::Q8_1) && n % kQK == 0);
     if (act == GgmlType::Q8_0) {
         prepare_row<BlockQ8_0>(q_row, n / kQK, out);
@@ -56,7 +82,11 @@ void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t*
     }
 }
 
-size_t amx_weight_scratch_bytes(int64_t n) {
+size_t amx_weight_scratch_bytes(GgmlType weight, int64_t n) {
+    if (weight == GgmlType::Q4_K) {
+        TS_CHECK(n % kQKK == 0);
+        return static_cast<size_t>(n / kQKK) * x86::kAmxSuperBytes;
+    }
     TS_CHECK(n % kQK == 0);
     return static_cast<size_t>(n / kQK) * x86::kAmxBlockBytes;
 }

@@ -1,4 +1,4 @@
-// AMX-INT8 prompt tiles for Q4_0, Q4_1 and Q8_0 weights: 16 tokens x 16 weight
+// AMX-INT8 prompt tiles for Q4_0, Q4_1, Q8_0 and Q4_K weights: 16 tokens x 16 weight
 // rows a tile, whose integer dots the tile unit computes, with the same bits
 // as the VNNI kernels (kernels/dot_kernels.h).
 //
@@ -8,7 +8,9 @@
 // (one half block of 16 tokens against one of 16 rows), and the float side
 // runs lane by lane: a lane's chain over blocks b = c, c + 4, ... for every
 // (token, row) of the tile sits in 16 vectors, one per token, so the eight
-// lanes need no more registers than one. Activations are re-laid out once
+// lanes need no more registers than one. Q4_K's order has one lane per
+// 32-element sub-block (dot_supers_x86_body.h), so its multiplies take
+// K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are re-laid out once
 // per matmul (amx_act_row: each block's halves contiguous, its scale, and
 // Q8_1's d * sum, as floats); weights are unpacked per 16-row tile into a scratch buffer of the
 // tile unit's layout (four bytes of each of the 16 rows per 64-byte row).
@@ -28,7 +30,8 @@ inline constexpr int kAmxTileRows = 16;
 // out[t * out_stride + r] = dot(w + r * w_stride, token t's activations) for
 // r < n_rows <= kAmxTileRows and t < n_tok, n_tok a multiple of
 // kAmxTileTokens; act holds n_tok rows of amx_act_row_bytes(n) bytes at
-// act_stride; scratch holds amx_weight_scratch_bytes(n) bytes (64-aligned).
+// act_stride; scratch holds amx_weight_scratch_bytes(weight, n) bytes
+// (64-aligned).
 using AmxTilesFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
                             size_t act_stride, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch);
 
@@ -38,10 +41,13 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 
 // The activation rows the tiles read, from a Q8_0 or Q8_1 row (`act`): per
 // block its 32 int8 values, half 0 then half 1; then the row's block scales
-// as floats; then (Q8_1) its blocks' d * sum values as floats.
+// as floats; then (Q8_1) its blocks' d * sum values as floats. From a Q8_K
+// row: its qs, then its blocks' d, then d * (sum of sub-block L) per block
+// and L < 8, as floats.
 size_t amx_act_row_bytes(GgmlType act, int64_t n);
 void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out);
 
-size_t amx_weight_scratch_bytes(int64_t n);
+// A thread's scratch for one 16-row tile of `weight` rows of n elements.
+size_t amx_weight_scratch_bytes(GgmlType weight, int64_t n);
 
 }  // namespace tessera

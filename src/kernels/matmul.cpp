@@ -211,6 +211,7 @@ struct ActExtras {
     bool quads = false;    // ActQuad pair rows
     bool widened = false;  // F16 / BF16 rows widened back to floats
     bool amx = false;      // amx_act_row rows and one AMX weight scratch per thread
+    size_t amx_scratch_bytes = 0;  // of each thread (the largest any part needs)
     int n_threads = 1;
 };
 
@@ -224,11 +225,11 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
     TS_CHECK(row_bytes.has_value());
     const bool quads = extras.quads, widened = extras.widened, amx = extras.amx;
     TS_CHECK(!widened || ((act_type == GgmlType::F16 || act_type == GgmlType::BF16) && !quads));
-    TS_CHECK(!amx || act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1);
+    TS_CHECK(!amx || act_type == GgmlType::Q8_0 || act_type == GgmlType::Q8_1 || act_type == GgmlType::Q8_K);
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
     const size_t amx_stride = amx ? amx_act_row_bytes(act_type, cols) : 0;
-    const size_t amx_scratch_bytes = amx ? amx_weight_scratch_bytes(cols) : 0;
+    const size_t amx_scratch_bytes = amx ? extras.amx_scratch_bytes : 0;
     // Each region starts on a cache line: the AVX-512 tiles load the pair
     // rows (and widened rows) in 64-byte fields, each of which straddled two
     // lines when they followed the quantized rows directly (Q4_K pp512 tile
@@ -336,7 +337,10 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         part.dot = find_multi_dot(o.w->type, level);
         part.rows = find_rows_dot(o.w->type, level);
         part.amx = any_amx ? find_amx_tiles(o.w->type, level) : nullptr;
-        extras.amx = extras.amx || part.amx != nullptr;
+        if (part.amx != nullptr) {
+            extras.amx = true;
+            extras.amx_scratch_bytes = std::max(extras.amx_scratch_bytes, amx_weight_scratch_bytes(o.w->type, o.w->cols));
+        }
         const bool all_by_amx = part.amx != nullptr && amx_takes_all;
         extras.quads = extras.quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads && !all_by_amx);
         extras.widened = extras.widened || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Widened);

@@ -1,5 +1,5 @@
-// The AMX tiles give the VNNI kernels' bits (and so the quad sum order the
-// dot tests pin): tile by tile on odd shapes (1-7 and 18 blocks, 1, 5 and
+// The AMX tiles give the VNNI kernels' bits (and so the sum orders the dot
+// tests pin): tile by tile on odd shapes (1-7 and 18 blocks, 1, 5 and
 // 16 rows, 16 and 32 tokens), and through matmul at token counts with and
 // without a remainder for the VNNI tiles, on one and two threads. Skipped
 // where the CPU (or the OS) gives no AMX-INT8.
@@ -20,7 +20,7 @@
 namespace tessera {
 namespace {
 
-constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0};
+constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K};
 
 std::vector<uint8_t> random_rows(std::mt19937& rng, GgmlType t, int64_t rows, int64_t cols) {
     std::vector<uint8_t> bytes;
@@ -41,7 +41,7 @@ TEST(AmxTilesTest, TilesGiveTheVnniBits) {
         const MultiDotFn dot = find_multi_dot(t, SimdLevel::Avx512Vnni);
         const GgmlType at = activation_type_for(t);
         for (int64_t nb : {1, 2, 3, 4, 5, 6, 7, 18}) {
-            const int64_t n = nb * kQK;
+            const int64_t n = nb * block_elems(t);
             const size_t w_stride = *ggml_row_bytes(t, n), q_stride = *ggml_row_bytes(at, n);
             const size_t a_stride = amx_act_row_bytes(at, n);
             const auto w = random_rows(rng, t, kAmxTileRows, n);
@@ -52,7 +52,7 @@ TEST(AmxTilesTest, TilesGiveTheVnniBits) {
                     prepare_amx_act_row(at, q.data() + tk * q_stride, n, act.data() + tk * a_stride);
                 }
                 // 64-aligned, as matmul hands it out.
-                std::vector<uint8_t> scratch_bytes(amx_weight_scratch_bytes(n) + 63);
+                std::vector<uint8_t> scratch_bytes(amx_weight_scratch_bytes(t, n) + 63);
                 auto* scratch = reinterpret_cast<uint8_t*>(
                     (reinterpret_cast<uintptr_t>(scratch_bytes.data()) + 63) / 64 * 64);
                 for (int n_rows : {1, 5, 16}) {
@@ -84,7 +84,8 @@ TEST(AmxTilesTest, MatmulAtTheAmxLevelEqualsTheVnniLevel) {
     std::mt19937 rng(42);
     std::vector<uint8_t> scratch;
     for (GgmlType t : kAmxTypes) {
-        const int64_t rows = 37, cols = 5 * kQK;  // a last task of 5 rows; 5 blocks: a partial lane step
+        // A last task of 5 rows; 5 blocks: a partial lane step (legacy formats).
+        const int64_t rows = 37, cols = 5 * block_elems(t);
         const auto w = random_rows(rng, t, rows, cols);
         const WeightMatrix view{t, w.data(), rows, cols, *ggml_row_bytes(t, cols)};
         for (int threads : {1, 2}) {

@@ -15,6 +15,13 @@ namespace tessera::x86 {
 inline constexpr size_t kAmxHalfBytes = 4 * 64;
 inline constexpr size_t kAmxBlockBytes = 2 * kAmxHalfBytes + 2 * 64;
 
+// A super-block of a 16-row Q4_K tile: sub-block L's tile (eight 64-byte
+// rows: four bytes of each of the 16 rows per row), then the 16 rows'
+// d * scale_L (times 1/16 for odd L) and dmin * min_L as floats, lane by lane.
+inline constexpr size_t kAmxSubBlockBytes = 8 * 64;
+inline constexpr size_t kAmxSuperScalesAt = 8 * kAmxSubBlockBytes;
+inline constexpr size_t kAmxSuperBytes = kAmxSuperScalesAt + 2 * 8 * 64;
+
 // nullptr for the formats without tiles.
 AmxTilesFn amx_tiles(GgmlType weight);
 
