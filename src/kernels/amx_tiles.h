@@ -11,8 +11,8 @@
 // lanes need no more registers than one. Q4_K's order has one lane per
 // 32-element sub-block (dot_supers_x86_body.h), so its multiplies take
 // K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are re-laid out once
-// per matmul (amx_act_row: each block's halves contiguous, its scale, and
-// Q8_1's d * sum, as floats); weights are unpacked per 16-row tile into a scratch buffer of the
+// per matmul (prepare_amx_act_row: each block's halves contiguous, the
+// block floats of 16 tokens side by side); weights are unpacked per 16-row tile into a scratch buffer of the
 // tile unit's layout (four bytes of each of the 16 rows per 64-byte row).
 #pragma once
 
@@ -29,23 +29,28 @@ inline constexpr int kAmxTileRows = 16;
 
 // out[t * out_stride + r] = dot(w + r * w_stride, token t's activations) for
 // r < n_rows <= kAmxTileRows and t < n_tok, n_tok a multiple of
-// kAmxTileTokens; act holds n_tok rows of amx_act_row_bytes(n) bytes at
-// act_stride; scratch holds amx_weight_scratch_bytes(weight, n) bytes
+// kAmxTileTokens; act holds n_tok rows of amx_act_row_bytes at act_stride,
+// scales their amx_scale_floats per 16-token group, one group after the
+// other; scratch holds amx_weight_scratch_bytes(weight, n) bytes
 // (64-aligned).
 using AmxTilesFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act,
-                            size_t act_stride, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch);
+                            size_t act_stride, const float* scales, int64_t n_tok, float* out, size_t out_stride,
+                            uint8_t* scratch);
 
 // The tiles for `weight` at `level`; nullptr below SimdLevel::Avx512Amx and
 // for the formats it has none for.
 AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 
-// The activation rows the tiles read, from a Q8_0 or Q8_1 row (`act`): per
-// block its 32 int8 values, half 0 then half 1; then the row's block scales
-// as floats; then (Q8_1) its blocks' d * sum values as floats. From a Q8_K
-// row: its qs, then its blocks' d, then d * (sum of sub-block L) per block
-// and L < 8, as floats.
+// The activations the tiles read, from a Q8_0, Q8_1 or Q8_K row (`act`):
+// per row its int8 values (Q8_0 / Q8_1: each block's half 0, then half 1;
+// Q8_K: as they are), and per 16-token group its block floats with the
+// group's 16 tokens side by side, so a tile broadcasts each from one base:
+// for each block the tokens' d, then (Q8_1) their d * sum, or (Q8_K) d *
+// (sum of sub-block L) for L < 8. prepare_amx_act_row writes the row and
+// token `slot` of the group's floats.
 size_t amx_act_row_bytes(GgmlType act, int64_t n);
-void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out);
+size_t amx_scale_floats(GgmlType act, int64_t n);
+void prepare_amx_act_row(GgmlType act, const uint8_t* q_row, int64_t n, uint8_t* out, float* group_scales, int slot);
 
 // A thread's scratch for one 16-row tile of `weight` rows of n elements.
 size_t amx_weight_scratch_bytes(GgmlType weight, int64_t n);

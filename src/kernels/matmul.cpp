@@ -104,8 +104,10 @@ struct MatmulJob {
     size_t quads_stride = 0;
     const uint8_t* widened = nullptr;  // [n_tok, widened_stride] F16 / BF16 rows as floats, if wanted
     size_t widened_stride = 0;
-    const uint8_t* amx_act = nullptr;  // [n_tok, amx_stride] amx_act_row rows, if any part has AMX tiles
+    const uint8_t* amx_act = nullptr;  // [n_tok, amx_stride] prepare_amx_act_row rows, if any part has AMX tiles
     size_t amx_stride = 0;
+    const float* amx_scales = nullptr;  // [ceil(n_tok / 16), amx_group_floats] their block floats
+    size_t amx_group_floats = 0;
     uint8_t* amx_scratch = nullptr;  // per thread, amx_scratch_bytes each: a 16-row tile's unpacked weights
     size_t amx_scratch_bytes = 0;
     int64_t n_tok;
@@ -127,7 +129,8 @@ void run_rows(const MatmulJob& job, const MatmulPart& part, int64_t r0, int64_t 
         for (int64_t r = r0; r < r1; r += kAmxTileRows) {
             const int n_rows = static_cast<int>(std::min<int64_t>(kAmxTileRows, r1 - r));
             part.amx(w.cols, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, n_rows,
-                     job.amx_act + static_cast<size_t>(t0) * job.amx_stride, job.amx_stride, n_amx,
+                     job.amx_act + static_cast<size_t>(t0) * job.amx_stride, job.amx_stride,
+                     job.amx_scales + static_cast<size_t>(t0 / kAmxTileTokens) * job.amx_group_floats, n_amx,
                      part.y + t0 * w.rows + r, static_cast<size_t>(w.rows), scratch);
         }
         t0 += n_amx;
@@ -229,6 +232,8 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
     const size_t stride = *row_bytes, quads_stride = quads ? act_quad_pairs_bytes(act_type, cols) : 0;
     const size_t widened_stride = widened ? static_cast<size_t>(cols) * sizeof(float) : 0;
     const size_t amx_stride = amx ? amx_act_row_bytes(act_type, cols) : 0;
+    const size_t amx_group_floats = amx ? amx_scale_floats(act_type, cols) : 0;
+    const size_t amx_groups = static_cast<size_t>((n_tok + kAmxTileTokens - 1) / kAmxTileTokens);
     const size_t amx_scratch_bytes = amx ? extras.amx_scratch_bytes : 0;
     // Each region starts on a cache line: the AVX-512 tiles load the pair
     // rows (and widened rows) in 64-byte fields, each of which straddled two
@@ -237,15 +242,15 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
     const size_t act_bytes = stride * static_cast<size_t>(n_tok);
     const size_t lens[] = {quads_stride * static_cast<size_t>((n_tok + 1) / 2) +
                                widened_stride * static_cast<size_t>(n_tok),
-                           amx_stride * static_cast<size_t>(n_tok),
+                           amx_stride * static_cast<size_t>(n_tok), amx_group_floats * amx_groups * sizeof(float),
                            amx_scratch_bytes * static_cast<size_t>(extras.n_threads)};
     size_t need = act_bytes;
     for (size_t len : lens) need += len > 0 ? kCacheLineBytes - 1 + len : 0;
     if (scratch.size() < need) scratch.resize(need);
     uint8_t* base = scratch.data();
-    uint8_t* regions[3] = {};
+    uint8_t* regions[4] = {};
     uint8_t* next = base + act_bytes;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         if (lens[i] == 0) continue;
         regions[i] = next + bytes_to_next_line(next);
         next = regions[i] + lens[i];
@@ -264,7 +269,11 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
             if (widened) {
                 widen(row, reinterpret_cast<float*>(extra + static_cast<size_t>(t) * widened_stride), cols);
             }
-            if (amx) prepare_amx_act_row(act_type, row, cols, regions[1] + static_cast<size_t>(t) * amx_stride);
+            if (amx) {
+                auto* group = reinterpret_cast<float*>(regions[2]) + static_cast<size_t>(t / kAmxTileTokens) * amx_group_floats;
+                prepare_amx_act_row(act_type, row, cols, regions[1] + static_cast<size_t>(t) * amx_stride, group,
+                                    static_cast<int>(t % kAmxTileTokens));
+            }
         }
     };
     if (n_tok >= kParallelQuantizeMinTokens) {
@@ -280,7 +289,9 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
     job.widened_stride = widened_stride;
     job.amx_act = regions[1];
     job.amx_stride = amx_stride;
-    job.amx_scratch = regions[2];
+    job.amx_scales = reinterpret_cast<const float*>(regions[2]);
+    job.amx_group_floats = amx_group_floats;
+    job.amx_scratch = regions[3];
     job.amx_scratch_bytes = amx_scratch_bytes;
 }
 

@@ -46,10 +46,13 @@ TEST(AmxTilesTest, TilesGiveTheVnniBits) {
             const size_t a_stride = amx_act_row_bytes(at, n);
             const auto w = random_rows(rng, t, kAmxTileRows, n);
             for (int n_tok : {16, 32}) {
+                const size_t group_floats = amx_scale_floats(at, n);
                 std::vector<uint8_t> q(q_stride * n_tok), act(a_stride * n_tok);
+                std::vector<float> scales(group_floats * n_tok / kAmxTileTokens, NAN);
                 for (int tk = 0; tk < n_tok; ++tk) {
                     quantize_row(at, test::random_floats(rng, n, 2.0f).data(), q.data() + tk * q_stride, n);
-                    prepare_amx_act_row(at, q.data() + tk * q_stride, n, act.data() + tk * a_stride);
+                    prepare_amx_act_row(at, q.data() + tk * q_stride, n, act.data() + tk * a_stride,
+                                        scales.data() + tk / kAmxTileTokens * group_floats, tk % kAmxTileTokens);
                 }
                 // 64-aligned, as matmul hands it out.
                 std::vector<uint8_t> scratch_bytes(amx_weight_scratch_bytes(t, n) + 63);
@@ -57,8 +60,8 @@ TEST(AmxTilesTest, TilesGiveTheVnniBits) {
                     (reinterpret_cast<uintptr_t>(scratch_bytes.data()) + 63) / 64 * 64);
                 for (int n_rows : {1, 5, 16}) {
                     std::vector<float> out(n_tok * kAmxTileRows, NAN);
-                    tiles(n, w.data(), w_stride, n_rows, act.data(), a_stride, n_tok, out.data(), kAmxTileRows,
-                          scratch);
+                    tiles(n, w.data(), w_stride, n_rows, act.data(), a_stride, scales.data(), n_tok, out.data(),
+                          kAmxTileRows, scratch);
                     for (int r = 0; r < kAmxTileRows; ++r) {
                         for (int tk = 0; tk < n_tok; ++tk) {
                             const float got = out[tk * kAmxTileRows + r];

@@ -112,12 +112,11 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, uint
 // Q4_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
 // half-1 lanes add m_w * 0, which leaves a sum that is never -0 unchanged).
 template <class Block>
-void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t* wsc, float* lanes) {
+void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
+                float* lanes) {
     constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
+    constexpr int kFloats = kMin ? 2 : 1;  // per block and token: d (and Q8_1's d * sum)
     alignas(64) int32_t sums[16 * 16];
-    const auto* scales = act + nb * kQK;                          // floats, nb per token row
-    const auto* mins = act + nb * (kQK + sizeof(float));          // Q8_1's d * sum, as floats
-    auto token_float = [&](const uint8_t* at, int m) { return *reinterpret_cast<const float*>(at + m * act_stride); };
     for (int c = 0; c < 4; ++c) {
         for (int h = 0; h < 2; ++h) {
             __m512 acc[16];
@@ -138,12 +137,12 @@ void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t
                     const __m512 wm = _mm512_load_ps(wb + 64);
 #pragma GCC unroll 16
                     for (int m = 0; m < 16; ++m) {
-                        acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(token_float(mins + b * sizeof(float), m)), acc[m]);
+                        acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(scales[(b * kFloats + 1) * 16 + m]), acc[m]);
                     }
                 }
 #pragma GCC unroll 16
                 for (int m = 0; m < 16; ++m) {
-                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(token_float(scales + b * sizeof(float), m)));
+                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(scales[b * kFloats * 16 + m]));
                     acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
                 }
             }
@@ -166,13 +165,14 @@ void store_lane_sums(const float* lanes, __mmask16 rows, float* out, size_t out_
 
 template <class Block>
 void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
-           int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
+           const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
+    constexpr int kFloats = std::is_same_v<Block, BlockQ4_1> ? 2 : 1;
     const int64_t nb = n / kQK;
     for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, scratch + b * kAmxBlockBytes);
     alignas(64) float lanes[8 * 256];
     load_tile_config(16);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        tile_lanes<Block>(nb, act + t * act_stride, act_stride, scratch, lanes);
+        tile_lanes<Block>(nb, act + t * act_stride, act_stride, scales + t * nb * kFloats, scratch, lanes);
         store_lane_sums(lanes, row_mask(n_rows), out + t * out_stride, out_stride);
     }
     _tile_release();  // the next context switch saves no tile data
@@ -221,11 +221,9 @@ void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, uint
 
 // The eight lanes of a 16-token x 16-row Q4_K tile, lane by lane: per
 // super-block acc += a_L (dot_L d_y), then acc -= b_L msum_L.
-void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t* wsc, float* lanes) {
+void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
+                float* lanes) {
     alignas(64) int32_t sums[16 * 16];
-    const uint8_t* d_at = act + nb * kQKK;
-    const uint8_t* msum_at = d_at + nb * sizeof(float);
-    auto token_float = [&](const uint8_t* at, int m) { return *reinterpret_cast<const float*>(at + m * act_stride); };
     for (int l = 0; l < 8; ++l) {
         __m512 acc[16];
         for (auto& v : acc) v = _mm512_setzero_ps();
@@ -241,10 +239,9 @@ void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t
 #pragma GCC unroll 16
             for (int m = 0; m < 16; ++m) {
                 const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
-                                               _mm512_set1_ps(token_float(d_at + ib * sizeof(float), m)));
+                                               _mm512_set1_ps(scales[ib * 9 * 16 + m]));
                 acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
-                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(token_float(msum_at + (ib * 8 + l) * sizeof(float), m)),
-                                          acc[m]);
+                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
             }
         }
         for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
@@ -252,13 +249,13 @@ void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const uint8_t
 }
 
 void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
-                int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
+                const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
     const int64_t nb = n / kQKK;
     for (int64_t ib = 0; ib < nb; ++ib) unpack_q4_k(w, w_stride, n_rows, ib, scratch + ib * kAmxSuperBytes);
     alignas(64) float lanes[8 * 256];
     load_tile_config(32);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        q4_k_lanes(nb, act + t * act_stride, act_stride, scratch, lanes);
+        q4_k_lanes(nb, act + t * act_stride, act_stride, scales + t * nb * 9, scratch, lanes);
         store_lane_sums(lanes, row_mask(n_rows), out + t * out_stride, out_stride);
     }
     _tile_release();
