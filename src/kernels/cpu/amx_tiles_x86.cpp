@@ -74,36 +74,73 @@ __mmask16 row_mask(int n_rows) {
     return n_rows >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n_rows) - 1);
 }
 
+// Pointers to block b of each of a tile's 16 rows: rows past n_rows point at
+// `zeros` (at least one block long), so they read as zero weights.
+template <class Block>
+void block_pointers(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, const uint8_t* zeros,
+                    const uint8_t* (&p)[16]) {
+    for (int r = 0; r < 16; ++r) p[r] = r < n_rows ? w + r * w_stride + static_cast<size_t>(b) * sizeof(Block) : zeros;
+}
+
+// out[q] dword r = dword q of the 16 bytes at p[r] + off: four rows per
+// vector (r, r + 4, r + 8, r + 12 in its 128-bit lanes), then a 4 x 4
+// dword transpose within the lanes. Plain loads: gathers fetched every dword
+// on its own (four times the loads).
+inline void transpose_rows16(const uint8_t* const (&p)[16], size_t off, __m512i (&out)[4]) {
+    __m512i z[4];
+    for (int k = 0; k < 4; ++k) {
+        auto row = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[r] + off)); };
+        z[k] = _mm512_inserti32x4(
+            _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(row(k)), row(k + 4), 1), row(k + 8), 2),
+            row(k + 12), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    out[0] = _mm512_unpacklo_epi64(t0, t2);
+    out[1] = _mm512_unpackhi_epi64(t0, t2);
+    out[2] = _mm512_unpacklo_epi64(t1, t3);
+    out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+// The 16 rows' fp16 pair at p[r] + off (a block's d, or d and Q4_1's m), as
+// two float vectors (low and high halves).
+inline void load_scale_pairs(const uint8_t* const (&p)[16], size_t off, __m512& lo, __m512& hi) {
+    alignas(64) uint32_t pairs[16];
+    for (int r = 0; r < 16; ++r) std::memcpy(&pairs[r], p[r] + off, sizeof pairs[r]);
+    const __m512i v = _mm512_load_si512(pairs);
+    lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+    hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+}
+
 // Block b of rows [0, n_rows) into the scratch layout (amx_x86.h): tile row
 // j of half h holds unit 2j + h (elements 4u .. 4u + 3) of each row, the
 // weights as int8 (Q4_0's nibbles minus 8; Q4_1's as they are, unsigned).
 // Missing rows read as zeros.
 template <class Block>
-void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, uint8_t* out) {
-    const __mmask16 rows = row_mask(n_rows);
-    const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                               _mm512_set1_epi32(static_cast<int>(w_stride)));
-    const uint8_t* base = w + static_cast<size_t>(b) * sizeof(Block);
-    const __m512i zero = _mm512_setzero_si512();
-    auto gather = [&](size_t at) { return _mm512_mask_i32gather_epi32(zero, rows, offsets, base + at, 1); };
+void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, const uint8_t* zeros, uint8_t* out) {
+    const uint8_t* p[16];
+    block_pointers<Block>(w, w_stride, n_rows, b, zeros, p);
     auto put_unit = [&](int u, __m512i v) {
         _mm512_store_si512(out + (u % 2) * kAmxHalfBytes + (u / 2) * 64, v);
     };
-    const __m512i head = gather(0);  // d, then Q4_1's m (or the first quant bytes)
-    _mm512_store_ps(out + 2 * kAmxHalfBytes, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
-    if constexpr (std::is_same_v<Block, BlockQ4_1>) {
-        _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16))));
-    }
+    __m512 d, m;
+    load_scale_pairs(p, 0, d, m);  // d, then Q4_1's m (or the first quant bytes)
+    _mm512_store_ps(out + 2 * kAmxHalfBytes, d);
+    if constexpr (std::is_same_v<Block, BlockQ4_1>) _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, m);
     const size_t qs = offsetof(Block, qs);
+    __m512i q[4];
     if constexpr (std::is_same_v<Block, BlockQ8_0>) {
-        for (int u = 0; u < 8; ++u) put_unit(u, gather(qs + 4 * u));
+        for (int half = 0; half < 2; ++half) {  // units 4 half .. 4 half + 3
+            transpose_rows16(p, qs + 16 * half, q);
+            for (int u = 0; u < 4; ++u) put_unit(4 * half + u, q[u]);
+        }
     } else {
         const __m512i nibble = _mm512_set1_epi8(0x0F);
         const __m512i offset = _mm512_set1_epi8(std::is_same_v<Block, BlockQ4_0> ? 8 : 0);
-        for (int p = 0; p < 4; ++p) {  // bytes 4p .. 4p + 3: elements 4p.. (low) and 16 + 4p.. (high)
-            const __m512i g = gather(qs + 4 * p);
-            put_unit(p, _mm512_sub_epi8(_mm512_and_si512(g, nibble), offset));
-            put_unit(p + 4, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(g, 4), nibble), offset));
+        transpose_rows16(p, qs, q);
+        for (int u = 0; u < 4; ++u) {  // bytes 4u .. 4u + 3: elements 4u.. (low) and 16 + 4u.. (high)
+            put_unit(u, _mm512_sub_epi8(_mm512_and_si512(q[u], nibble), offset));
+            put_unit(u + 4, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q[u], 4), nibble), offset));
         }
     }
 }
@@ -168,7 +205,8 @@ void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8
            const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
     constexpr int kFloats = std::is_same_v<Block, BlockQ4_1> ? 2 : 1;
     const int64_t nb = n / kQK;
-    for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, scratch + b * kAmxBlockBytes);
+    alignas(64) const uint8_t zeros[sizeof(Block)] = {};
+    for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, zeros, scratch + b * kAmxBlockBytes);
     alignas(64) float lanes[8 * 256];
     load_tile_config(16);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
@@ -185,38 +223,48 @@ void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8
 // ones kept in place (byte & 0xF0: 16 times the nibble, as the VNNI tiles
 // keep them, with 1/16 in the lane's scale), so the integer dots are the
 // VNNI tiles' own. Missing rows read as zeros.
-void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, uint8_t* out) {
-    const __mmask16 rows = row_mask(n_rows);
-    const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                               _mm512_set1_epi32(static_cast<int>(w_stride)));
-    const uint8_t* base = w + static_cast<size_t>(ib) * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);
-    const __m512i zero = _mm512_setzero_si512(), lo = _mm512_set1_epi8(0x0F), hi = _mm512_set1_epi8(static_cast<char>(0xF0));
+void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, const uint8_t* zeros, uint8_t* out) {
+    const uint8_t* p[16];
+    block_pointers<BlockQ4_K>(w, w_stride, n_rows, ib, zeros, p);
+    const __m512i lo = _mm512_set1_epi8(0x0F), hi = _mm512_set1_epi8(static_cast<char>(0xF0));
+    __m512i q[4];
     for (int c = 0; c < 4; ++c) {
-        for (int p = 0; p < 8; ++p) {
-            const __m512i g = _mm512_mask_i32gather_epi32(zero, rows, offsets, base + 32 * c + 4 * p, 1);
-            _mm512_store_si512(out + (2 * c) * kAmxSubBlockBytes + p * 64, _mm512_and_si512(g, lo));
-            _mm512_store_si512(out + (2 * c + 1) * kAmxSubBlockBytes + p * 64, _mm512_and_si512(g, hi));
+        for (int half = 0; half < 2; ++half) {  // units 4 half .. 4 half + 3 of chunk c
+            transpose_rows16(p, offsetof(BlockQ4_K, qs) + 32 * c + 16 * half, q);
+            for (int u = 0; u < 4; ++u) {
+                const size_t at = (4 * half + u) * 64;
+                _mm512_store_si512(out + (2 * c) * kAmxSubBlockBytes + at, _mm512_and_si512(q[u], lo));
+                _mm512_store_si512(out + (2 * c + 1) * kAmxSubBlockBytes + at, _mm512_and_si512(q[u], hi));
+            }
         }
     }
-    // Lane L's float factors of each row, as AffineKSuper::scales computes them.
-    alignas(64) float a[8][16] = {}, b[8][16] = {};
-    for (int r = 0; r < n_rows; ++r) {
-        const auto& x = *reinterpret_cast<const BlockQ4_K*>(w + r * w_stride + ib * sizeof(BlockQ4_K));
-        uint32_t u[3];
-        std::memcpy(u, x.scales, sizeof u);
-        const uint32_t sc_hi = (u[2] & 0x0F0F0F0F) | (((u[0] >> 6) & 0x03030303) << 4);
-        const uint32_t mn_hi = ((u[2] >> 4) & 0x0F0F0F0F) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint64_t sc = (u[0] & 0x3F3F3F3F) | (uint64_t{sc_hi} << 32);
-        const uint64_t mn = (u[1] & 0x3F3F3F3F) | (uint64_t{mn_hi} << 32);
-        const float d = _cvtsh_ss(x.d), dmin = _cvtsh_ss(x.dmin);
-        for (int l = 0; l < 8; ++l) {
-            const float dk = d * (l % 2 == 0 ? 1.0f : 0.0625f);
-            a[l][r] = static_cast<float>((sc >> (8 * l)) & 0xFF) * dk;
-            b[l][r] = static_cast<float>((mn >> (8 * l)) & 0xFF) * dmin;
+    // Lane L's float factors of the 16 rows, as AffineKSuper::scales
+    // computes them, from the scales' dwords a, b, c (k_scales_mins): for
+    // L < 4 sc = byte L of a & 63, mn = byte L of b & 63; else sc = (byte
+    // L - 4 of c & 15) | (byte L - 4 of a >> 6) << 4, mn likewise with c's
+    // high nibble and b.
+    __m512 d, dmin;
+    load_scale_pairs(p, 0, d, dmin);
+    __m512i abc[4];
+    transpose_rows16(p, offsetof(BlockQ4_K, scales), abc);
+    const __m512i m6 = _mm512_set1_epi32(63), m4 = _mm512_set1_epi32(15), m2 = _mm512_set1_epi32(3);
+    for (int l = 0; l < 8; ++l) {
+        auto byte_of = [&](__m512i v, int k) { return _mm512_and_si512(_mm512_srli_epi32(v, 8 * k), _mm512_set1_epi32(255)); };
+        __m512i sc, mn;
+        if (l < 4) {
+            sc = _mm512_and_si512(byte_of(abc[0], l), m6);
+            mn = _mm512_and_si512(byte_of(abc[1], l), m6);
+        } else {
+            const __m512i c = byte_of(abc[2], l - 4);
+            sc = _mm512_or_si512(_mm512_and_si512(c, m4),
+                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[0], l - 4), 6), m2), 4));
+            mn = _mm512_or_si512(_mm512_srli_epi32(c, 4),
+                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[1], l - 4), 6), m2), 4));
         }
+        const __m512 dk = _mm512_mul_ps(d, _mm512_set1_ps(l % 2 == 0 ? 1.0f : 0.0625f));
+        _mm512_store_ps(out + kAmxSuperScalesAt + l * 64, _mm512_mul_ps(_mm512_cvtepi32_ps(sc), dk));
+        _mm512_store_ps(out + kAmxSuperScalesAt + 8 * 64 + l * 64, _mm512_mul_ps(_mm512_cvtepi32_ps(mn), dmin));
     }
-    std::memcpy(out + kAmxSuperScalesAt, a, sizeof a);
-    std::memcpy(out + kAmxSuperScalesAt + sizeof a, b, sizeof b);
 }
 
 // The eight lanes of a 16-token x 16-row Q4_K tile, lane by lane: per
@@ -251,7 +299,8 @@ void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* 
 void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
                 const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
     const int64_t nb = n / kQKK;
-    for (int64_t ib = 0; ib < nb; ++ib) unpack_q4_k(w, w_stride, n_rows, ib, scratch + ib * kAmxSuperBytes);
+    alignas(64) const uint8_t zeros[sizeof(BlockQ4_K)] = {};
+    for (int64_t ib = 0; ib < nb; ++ib) unpack_q4_k(w, w_stride, n_rows, ib, zeros, scratch + ib * kAmxSuperBytes);
     alignas(64) float lanes[8 * 256];
     load_tile_config(32);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
