@@ -55,6 +55,8 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level) {
     return level == SimdLevel::Avx512Amx ? x86::amx_tiles(weight) : nullptr;
 }
 
+int amx_min_tokens(GgmlType weight) { return weight == GgmlType::Q4_K ? kAmxTileTokens : 2 * kAmxTileTokens; }
+
 size_t amx_act_row_bytes(GgmlType act, int64_t n) {
     TS_CHECK(act == GgmlType::Q8_0 || act == GgmlType::Q8_1 || act == GgmlType::Q8_K);
     TS_CHECK(n % block_elems(act) == 0);

@@ -41,6 +41,13 @@ using AmxTilesFn = void (*)(int64_t n, const uint8_t* w, size_t w_stride, int n_
 // for the formats it has none for.
 AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 
+// The fewest tokens a call gives the tiles of `weight` (matmul leaves calls
+// with fewer to the VNNI tiles): a 16-row tile's weights are unpacked once a
+// call, and with one 16-token group over them the legacy formats' tiles ran
+// at 0.8-0.9x the VNNI tiles (bench/matmul_level_ab, docs/BENCHMARKS.md);
+// Q4_K's, with twice the multiply-adds a tile multiply, at 1.2x.
+int amx_min_tokens(GgmlType weight);
+
 // The activations the tiles read, from a Q8_0, Q8_1 or Q8_K row (`act`):
 // per row its int8 values (Q8_0 / Q8_1: each block's half 0, then half 1;
 // Q8_K: as they are), and per 16-token group its block floats with the

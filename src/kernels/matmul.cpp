@@ -90,6 +90,7 @@ struct MatmulPart {
     MultiDotFn dot;
     RowsKernel rows;  // fn nullptr: row by row through `dot`
     AmxTilesFn amx;  // nullptr: no AMX tiles (then `rows` / `dot` take every token)
+    int64_t amx_min_tokens;  // a task with fewer leaves them all to `rows` / `dot`
     int64_t task_rows;  // weight rows per task
     int64_t n_row_tiles;
     int64_t first_task;
@@ -123,7 +124,7 @@ struct MatmulJob {
 void run_rows(const MatmulJob& job, const MatmulPart& part, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
               int thread_idx) {
     const WeightMatrix& w = *part.w;
-    if (part.amx != nullptr && t1 - t0 >= kAmxTileTokens) {
+    if (part.amx != nullptr && t1 - t0 >= part.amx_min_tokens) {
         const int64_t n_amx = (t1 - t0) / kAmxTileTokens * kAmxTileTokens;
         uint8_t* scratch = job.amx_scratch + static_cast<size_t>(thread_idx) * job.amx_scratch_bytes;
         for (int64_t r = r0; r < r1; r += kAmxTileRows) {
@@ -326,19 +327,25 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
     // the thread whose slice held the short one waited at the end of every
     // matmul.
     // With AMX tiles, blocks are whole 16-token groups where they can be.
+    auto amx_for = [&](const WeightMatrix& w) {
+        return n_tok >= amx_min_tokens(w.type) ? find_amx_tiles(w.type, level) : nullptr;
+    };
     bool any_amx = false;
-    for (const MatmulOut& o : outs) any_amx = any_amx || find_amx_tiles(o.w->type, level) != nullptr;
-    any_amx = any_amx && n_tok >= kAmxTileTokens;
+    for (const MatmulOut& o : outs) any_amx = any_amx || amx_for(*o.w) != nullptr;
     const int64_t tok_tile = any_amx ? kAmxTileTokens : kMaxDotTokens;
     int64_t n_tok_blocks = (n_tok + kTokBlock - 1) / kTokBlock;
     if (n_tok_blocks > 1) n_tok_blocks = (n_tok_blocks + pool.size() - 1) / pool.size() * pool.size();
     job.tok_block = (n_tok + n_tok_blocks - 1) / n_tok_blocks;
     job.tok_block = (job.tok_block + tok_tile - 1) / tok_tile * tok_tile;  // whole tiles
     n_tok_blocks = (n_tok + job.tok_block - 1) / job.tok_block;
-    // Tokens the AMX tiles leave (a block's last tokens short of 16) go
-    // through the VNNI tiles, which want their pair rows.
-    const bool amx_takes_all = any_amx && job.tok_block % kAmxTileTokens == 0 &&
-                               (n_tok % job.tok_block) % kAmxTileTokens == 0;
+    // Tokens the AMX tiles leave (a block's last tokens short of 16, a block
+    // short of amx_min_tokens) go through the VNNI tiles, which want their
+    // pair rows.
+    const int64_t last_block = n_tok - (n_tok_blocks - 1) * job.tok_block;
+    auto amx_takes_all = [&](int64_t min_tokens) {
+        auto whole = [&](int64_t tokens) { return tokens % kAmxTileTokens == 0 && tokens >= min_tokens; };
+        return whole(job.tok_block) && whole(last_block);
+    };
     ActExtras extras;
     extras.n_threads = pool.size();
     for (const MatmulOut& o : outs) {
@@ -347,12 +354,13 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         part.y = o.y;
         part.dot = find_multi_dot(o.w->type, level);
         part.rows = find_rows_dot(o.w->type, level);
-        part.amx = any_amx ? find_amx_tiles(o.w->type, level) : nullptr;
+        part.amx = amx_for(*o.w);
+        part.amx_min_tokens = amx_min_tokens(o.w->type);
         if (part.amx != nullptr) {
             extras.amx = true;
             extras.amx_scratch_bytes = std::max(extras.amx_scratch_bytes, amx_weight_scratch_bytes(o.w->type, o.w->cols));
         }
-        const bool all_by_amx = part.amx != nullptr && amx_takes_all;
+        const bool all_by_amx = part.amx != nullptr && amx_takes_all(part.amx_min_tokens);
         extras.quads = extras.quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads && !all_by_amx);
         extras.widened = extras.widened || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Widened);
         part.task_rows = rows_per_task(o.w->rows, n_tok_blocks, pool.size());

@@ -1,6 +1,7 @@
 // AMX-INT8 prompt tiles (kernels/amx_tiles.h): tile multiplies of one half
-// block of 16 tokens by one of 16 weight rows, the float side on AVX-512 in
-// the VNNI kernels' sum order (dot_quads_x86_body.h), lane by lane.
+// block (Q4_K: one sub-block) of 16 tokens by the same elements of 16 weight
+// rows, the float side on AVX-512 in the VNNI kernels' sum order
+// (dot_quads_x86_body.h, dot_supers_x86_body.h), lane by lane.
 #include "kernels/cpu/amx_x86.h"
 #include "kernels/cpu/dot_x86.h"
 
@@ -13,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -45,9 +47,12 @@ bool amx_int8_usable() {
 namespace tessera::x86 {
 namespace {
 
-// Tile registers: C in 0 and 1 (16 tokens x 16 rows of int32), A in 2 and 3
-// (16 tokens x K bytes: a half block, or a Q4_K sub-block), B in 4 and 5
-// (K / 4 rows of 16 weight rows x 4 bytes: the same elements).
+// Tile registers: C in 0 (16 tokens x 16 rows of int32), A in 2 (16 tokens
+// x K bytes: a half block, or a Q4_K sub-block), B in 4 (K / 4 rows of 16
+// weight rows x 4 bytes: the same elements). Two sets taking turns, the next
+// multiply issued before this one's sums are stored, measured no faster:
+// the tile loads and stores, not the multiply's latency, share the core's
+// load and store ports with the float side.
 struct alignas(64) TileConfig {
     uint8_t palette = 1;
     uint8_t start_row = 0;
@@ -59,9 +64,9 @@ struct alignas(64) TileConfig {
 // k: the bytes of a multiply's K (16: a half block; 32: a Q4_K sub-block).
 void load_tile_config(int k) {
     TileConfig cfg;
-    for (int t = 0; t < 2; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;
-    for (int t = 2; t < 4; ++t) cfg.rows[t] = 16, cfg.colsb[t] = static_cast<uint16_t>(k);
-    for (int t = 4; t < 6; ++t) cfg.rows[t] = static_cast<uint8_t>(k / 4), cfg.colsb[t] = 64;
+    cfg.rows[0] = 16, cfg.colsb[0] = 64;
+    cfg.rows[2] = 16, cfg.colsb[2] = static_cast<uint16_t>(k);
+    cfg.rows[4] = static_cast<uint8_t>(k / 4), cfg.colsb[4] = 64;
     _tile_loadconfig(&cfg);
 }
 
@@ -70,9 +75,7 @@ void load_tile_config(int k) {
 constexpr int kLaneOfBlock[4] = {0, 4, 2, 6};
 
 // The first n_rows of a tile's 16.
-__mmask16 row_mask(int n_rows) {
-    return n_rows >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n_rows) - 1);
-}
+__mmask16 row_mask(int n_rows) { return n_rows >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n_rows) - 1); }
 
 // Pointers to block b of each of a tile's 16 rows: rows past n_rows point at
 // `zeros` (at least one block long), so they read as zero weights.
@@ -120,9 +123,7 @@ template <class Block>
 void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, const uint8_t* zeros, uint8_t* out) {
     const uint8_t* p[16];
     block_pointers<Block>(w, w_stride, n_rows, b, zeros, p);
-    auto put_unit = [&](int u, __m512i v) {
-        _mm512_store_si512(out + (u % 2) * kAmxHalfBytes + (u / 2) * 64, v);
-    };
+    auto put_unit = [&](int u, __m512i v) { _mm512_store_si512(out + (u % 2) * kAmxHalfBytes + (u / 2) * 64, v); };
     __m512 d, m;
     load_scale_pairs(p, 0, d, m);  // d, then Q4_1's m (or the first quant bytes)
     _mm512_store_ps(out + 2 * kAmxHalfBytes, d);
@@ -145,46 +146,59 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, cons
     }
 }
 
-// The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h).
-// Q4_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
-// half-1 lanes add m_w * 0, which leaves a sum that is never -0 unchanged).
+// Blocks a tile takes through all its lanes before the next ones (a
+// multiple of 4, so each chunk starts a lane step): the chunk's weights
+// (20 KB) and 16 tokens' activations (16 KB) stay in L1 across the eight
+// lane passes, which on 2048-wide rows (72 KB a tile) came from L2.
+constexpr int64_t kChunkBlocks = 32;
+// The same for Q4_K's super-blocks (20 KB of weights, 16 KB of activations).
+constexpr int64_t kChunkSupers = 4;
+
+// The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h),
+// chunk by chunk: a lane's sums go to `lanes` at a chunk's end and come back
+// at the next one's start. Q4_1's lanes of half 0 first add m_w * s_y, as
+// the VNNI kernels do (their half-1 lanes add m_w * 0, which leaves a sum
+// that is never -0 unchanged).
 template <class Block>
 void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
     constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
     constexpr int kFloats = kMin ? 2 : 1;  // per block and token: d (and Q8_1's d * sum)
     alignas(64) int32_t sums[16 * 16];
-    for (int c = 0; c < 4; ++c) {
-        for (int h = 0; h < 2; ++h) {
-            __m512 acc[16];
-            for (auto& a : acc) a = _mm512_setzero_ps();
-            for (int64_t b = c; b < nb; b += 4) {
-                _tile_zero(0);
-                _tile_loadd(2, act + b * kQK + h * 16, act_stride);
-                _tile_loadd(4, wsc + b * kAmxBlockBytes + h * kAmxHalfBytes, 64);
-                if constexpr (kMin) {
-                    _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
-                } else {
-                    _tile_dpbssd(0, 2, 4);
-                }
-                _tile_stored(0, sums, 64);
-                const uint8_t* wb = wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes;
-                const __m512 wd = _mm512_load_ps(wb);
-                if (kMin && h == 0) {
-                    const __m512 wm = _mm512_load_ps(wb + 64);
+    for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
+        const int64_t b1 = std::min(nb, b0 + kChunkBlocks);
+        for (int c = 0; c < 4; ++c) {
+            for (int h = 0; h < 2; ++h) {
+                float* lane = lanes + (kLaneOfBlock[c] + h) * 256;
+                __m512 acc[16];
+                for (int m = 0; m < 16; ++m) acc[m] = b0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(lane + 16 * m);
+                for (int64_t b = b0 + c; b < b1; b += 4) {
+                    _tile_zero(0);
+                    _tile_loadd(2, act + b * kQK + h * 16, act_stride);
+                    _tile_loadd(4, wsc + b * kAmxBlockBytes + h * kAmxHalfBytes, 64);
+                    if constexpr (kMin) {
+                        _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
+                    } else {
+                        _tile_dpbssd(0, 2, 4);
+                    }
+                    _tile_stored(0, sums, 64);
+                    const uint8_t* wb = wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes;
+                    const __m512 wd = _mm512_load_ps(wb);
+                    if (kMin && h == 0) {
+                        const __m512 wm = _mm512_load_ps(wb + 64);
+#pragma GCC unroll 16
+                        for (int m = 0; m < 16; ++m) {
+                            acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(scales[(b * kFloats + 1) * 16 + m]), acc[m]);
+                        }
+                    }
 #pragma GCC unroll 16
                     for (int m = 0; m < 16; ++m) {
-                        acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(scales[(b * kFloats + 1) * 16 + m]), acc[m]);
+                        const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(scales[b * kFloats * 16 + m]));
+                        acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
                     }
                 }
-#pragma GCC unroll 16
-                for (int m = 0; m < 16; ++m) {
-                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(scales[b * kFloats * 16 + m]));
-                    acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
-                }
+                for (int m = 0; m < 16; ++m) _mm512_store_ps(lane + 16 * m, acc[m]);
             }
-            float* lane = lanes + (kLaneOfBlock[c] + h) * 256;
-            for (int m = 0; m < 16; ++m) _mm512_store_ps(lane + 16 * m, acc[m]);
         }
     }
 }
@@ -249,17 +263,21 @@ void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, cons
     transpose_rows16(p, offsetof(BlockQ4_K, scales), abc);
     const __m512i m6 = _mm512_set1_epi32(63), m4 = _mm512_set1_epi32(15), m2 = _mm512_set1_epi32(3);
     for (int l = 0; l < 8; ++l) {
-        auto byte_of = [&](__m512i v, int k) { return _mm512_and_si512(_mm512_srli_epi32(v, 8 * k), _mm512_set1_epi32(255)); };
+        auto byte_of = [&](__m512i v, int k) {
+            return _mm512_and_si512(_mm512_srli_epi32(v, 8 * k), _mm512_set1_epi32(255));
+        };
         __m512i sc, mn;
         if (l < 4) {
             sc = _mm512_and_si512(byte_of(abc[0], l), m6);
             mn = _mm512_and_si512(byte_of(abc[1], l), m6);
         } else {
             const __m512i c = byte_of(abc[2], l - 4);
-            sc = _mm512_or_si512(_mm512_and_si512(c, m4),
-                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[0], l - 4), 6), m2), 4));
-            mn = _mm512_or_si512(_mm512_srli_epi32(c, 4),
-                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[1], l - 4), 6), m2), 4));
+            sc = _mm512_or_si512(
+                _mm512_and_si512(c, m4),
+                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[0], l - 4), 6), m2), 4));
+            mn = _mm512_or_si512(
+                _mm512_srli_epi32(c, 4),
+                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(byte_of(abc[1], l - 4), 6), m2), 4));
         }
         const __m512 dk = _mm512_mul_ps(d, _mm512_set1_ps(l % 2 == 0 ? 1.0f : 0.0625f));
         _mm512_store_ps(out + kAmxSuperScalesAt + l * 64, _mm512_mul_ps(_mm512_cvtepi32_ps(sc), dk));
@@ -272,27 +290,31 @@ void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, cons
 void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
     alignas(64) int32_t sums[16 * 16];
-    for (int l = 0; l < 8; ++l) {
-        __m512 acc[16];
-        for (auto& v : acc) v = _mm512_setzero_ps();
-        for (int64_t ib = 0; ib < nb; ++ib) {
-            const uint8_t* blk = wsc + ib * kAmxSuperBytes;
-            _tile_zero(0);
-            _tile_loadd(2, act + ib * kQKK + 32 * l, act_stride);
-            _tile_loadd(4, blk + l * kAmxSubBlockBytes, 64);
-            _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
-            _tile_stored(0, sums, 64);
-            const __m512 a = _mm512_load_ps(blk + kAmxSuperScalesAt + l * 64);
-            const __m512 b = _mm512_load_ps(blk + kAmxSuperScalesAt + 8 * 64 + l * 64);
+    for (int64_t ib0 = 0; ib0 < nb; ib0 += kChunkSupers) {
+        const int64_t ib1 = std::min(nb, ib0 + kChunkSupers);
+        for (int l = 0; l < 8; ++l) {
+            __m512 acc[16];
+            for (int m = 0; m < 16; ++m)
+                acc[m] = ib0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(lanes + l * 256 + 16 * m);
+            for (int64_t ib = ib0; ib < ib1; ++ib) {
+                const uint8_t* blk = wsc + ib * kAmxSuperBytes;
+                _tile_zero(0);
+                _tile_loadd(2, act + ib * kQKK + 32 * l, act_stride);
+                _tile_loadd(4, blk + l * kAmxSubBlockBytes, 64);
+                _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
+                _tile_stored(0, sums, 64);
+                const __m512 a = _mm512_load_ps(blk + kAmxSuperScalesAt + l * 64);
+                const __m512 b = _mm512_load_ps(blk + kAmxSuperScalesAt + 8 * 64 + l * 64);
 #pragma GCC unroll 16
-            for (int m = 0; m < 16; ++m) {
-                const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
-                                               _mm512_set1_ps(scales[ib * 9 * 16 + m]));
-                acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
-                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
+                for (int m = 0; m < 16; ++m) {
+                    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
+                                                   _mm512_set1_ps(scales[ib * 9 * 16 + m]));
+                    acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
+                    acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
+                }
             }
+            for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
         }
-        for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
     }
 }
 
@@ -314,11 +336,16 @@ void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const 
 
 AmxTilesFn amx_tiles(GgmlType weight) {
     switch (weight) {
-        case GgmlType::Q4_0: return tiles<BlockQ4_0>;
-        case GgmlType::Q4_1: return tiles<BlockQ4_1>;
-        case GgmlType::Q8_0: return tiles<BlockQ8_0>;
-        case GgmlType::Q4_K: return q4_k_tiles;
-        default: return nullptr;
+        case GgmlType::Q4_0:
+            return tiles<BlockQ4_0>;
+        case GgmlType::Q4_1:
+            return tiles<BlockQ4_1>;
+        case GgmlType::Q8_0:
+            return tiles<BlockQ8_0>;
+        case GgmlType::Q4_K:
+            return q4_k_tiles;
+        default:
+            return nullptr;
     }
 }
 
