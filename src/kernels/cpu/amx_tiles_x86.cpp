@@ -146,59 +146,48 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, cons
     }
 }
 
-// Blocks a tile takes through all its lanes before the next ones (a
-// multiple of 4, so each chunk starts a lane step): the chunk's weights
-// (20 KB) and 16 tokens' activations (16 KB) stay in L1 across the eight
-// lane passes, which on 2048-wide rows (72 KB a tile) came from L2.
-constexpr int64_t kChunkBlocks = 32;
-// The same for Q4_K's super-blocks (20 KB of weights, 16 KB of activations).
-constexpr int64_t kChunkSupers = 4;
-
-// The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h),
-// chunk by chunk: a lane's sums go to `lanes` at a chunk's end and come back
-// at the next one's start. Q4_1's lanes of half 0 first add m_w * s_y, as
-// the VNNI kernels do (their half-1 lanes add m_w * 0, which leaves a sum
-// that is never -0 unchanged).
+// The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h).
+// Q4_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
+// half-1 lanes add m_w * 0, which leaves a sum that is never -0 unchanged).
+// (Chunks of 32 blocks through all eight lanes, to keep a 2048-wide row
+// tile's 72 KB in L1, measured no faster.)
 template <class Block>
 void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
     constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
     constexpr int kFloats = kMin ? 2 : 1;  // per block and token: d (and Q8_1's d * sum)
     alignas(64) int32_t sums[16 * 16];
-    for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
-        const int64_t b1 = std::min(nb, b0 + kChunkBlocks);
-        for (int c = 0; c < 4; ++c) {
-            for (int h = 0; h < 2; ++h) {
-                float* lane = lanes + (kLaneOfBlock[c] + h) * 256;
-                __m512 acc[16];
-                for (int m = 0; m < 16; ++m) acc[m] = b0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(lane + 16 * m);
-                for (int64_t b = b0 + c; b < b1; b += 4) {
-                    _tile_zero(0);
-                    _tile_loadd(2, act + b * kQK + h * 16, act_stride);
-                    _tile_loadd(4, wsc + b * kAmxBlockBytes + h * kAmxHalfBytes, 64);
-                    if constexpr (kMin) {
-                        _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
-                    } else {
-                        _tile_dpbssd(0, 2, 4);
-                    }
-                    _tile_stored(0, sums, 64);
-                    const uint8_t* wb = wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes;
-                    const __m512 wd = _mm512_load_ps(wb);
-                    if (kMin && h == 0) {
-                        const __m512 wm = _mm512_load_ps(wb + 64);
-#pragma GCC unroll 16
-                        for (int m = 0; m < 16; ++m) {
-                            acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(scales[(b * kFloats + 1) * 16 + m]), acc[m]);
-                        }
-                    }
+    for (int c = 0; c < 4; ++c) {
+        for (int h = 0; h < 2; ++h) {
+            float* lane = lanes + (kLaneOfBlock[c] + h) * 256;
+            __m512 acc[16];
+            for (auto& a : acc) a = _mm512_setzero_ps();
+            for (int64_t b = c; b < nb; b += 4) {
+                _tile_zero(0);
+                _tile_loadd(2, act + b * kQK + h * 16, act_stride);
+                _tile_loadd(4, wsc + b * kAmxBlockBytes + h * kAmxHalfBytes, 64);
+                if constexpr (kMin) {
+                    _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
+                } else {
+                    _tile_dpbssd(0, 2, 4);
+                }
+                _tile_stored(0, sums, 64);
+                const uint8_t* wb = wsc + b * kAmxBlockBytes + 2 * kAmxHalfBytes;
+                const __m512 wd = _mm512_load_ps(wb);
+                if (kMin && h == 0) {
+                    const __m512 wm = _mm512_load_ps(wb + 64);
 #pragma GCC unroll 16
                     for (int m = 0; m < 16; ++m) {
-                        const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(scales[b * kFloats * 16 + m]));
-                        acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
+                        acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(scales[(b * kFloats + 1) * 16 + m]), acc[m]);
                     }
                 }
-                for (int m = 0; m < 16; ++m) _mm512_store_ps(lane + 16 * m, acc[m]);
+#pragma GCC unroll 16
+                for (int m = 0; m < 16; ++m) {
+                    const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(scales[b * kFloats * 16 + m]));
+                    acc[m] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)), acc[m]);
+                }
             }
+            for (int m = 0; m < 16; ++m) _mm512_store_ps(lane + 16 * m, acc[m]);
         }
     }
 }
@@ -290,31 +279,27 @@ void unpack_q4_k(const uint8_t* w, size_t w_stride, int n_rows, int64_t ib, cons
 void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
     alignas(64) int32_t sums[16 * 16];
-    for (int64_t ib0 = 0; ib0 < nb; ib0 += kChunkSupers) {
-        const int64_t ib1 = std::min(nb, ib0 + kChunkSupers);
-        for (int l = 0; l < 8; ++l) {
-            __m512 acc[16];
-            for (int m = 0; m < 16; ++m)
-                acc[m] = ib0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(lanes + l * 256 + 16 * m);
-            for (int64_t ib = ib0; ib < ib1; ++ib) {
-                const uint8_t* blk = wsc + ib * kAmxSuperBytes;
-                _tile_zero(0);
-                _tile_loadd(2, act + ib * kQKK + 32 * l, act_stride);
-                _tile_loadd(4, blk + l * kAmxSubBlockBytes, 64);
-                _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
-                _tile_stored(0, sums, 64);
-                const __m512 a = _mm512_load_ps(blk + kAmxSuperScalesAt + l * 64);
-                const __m512 b = _mm512_load_ps(blk + kAmxSuperScalesAt + 8 * 64 + l * 64);
+    for (int l = 0; l < 8; ++l) {
+        __m512 acc[16];
+        for (auto& v : acc) v = _mm512_setzero_ps();
+        for (int64_t ib = 0; ib < nb; ++ib) {
+            const uint8_t* blk = wsc + ib * kAmxSuperBytes;
+            _tile_zero(0);
+            _tile_loadd(2, act + ib * kQKK + 32 * l, act_stride);
+            _tile_loadd(4, blk + l * kAmxSubBlockBytes, 64);
+            _tile_dpbsud(0, 2, 4);  // signed activations, unsigned nibbles
+            _tile_stored(0, sums, 64);
+            const __m512 a = _mm512_load_ps(blk + kAmxSuperScalesAt + l * 64);
+            const __m512 b = _mm512_load_ps(blk + kAmxSuperScalesAt + 8 * 64 + l * 64);
 #pragma GCC unroll 16
-                for (int m = 0; m < 16; ++m) {
-                    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
-                                                   _mm512_set1_ps(scales[ib * 9 * 16 + m]));
-                    acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
-                    acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
-                }
+            for (int m = 0; m < 16; ++m) {
+                const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
+                                               _mm512_set1_ps(scales[ib * 9 * 16 + m]));
+                acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
+                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
             }
-            for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
         }
+        for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
     }
 }
 
