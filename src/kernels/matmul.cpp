@@ -214,7 +214,7 @@ size_t bytes_to_next_line(const uint8_t* p) {
 struct ActExtras {
     bool quads = false;    // ActQuad pair rows
     bool widened = false;  // F16 / BF16 rows widened back to floats
-    bool amx = false;      // amx_act_row rows and one AMX weight scratch per thread
+    bool amx = false;      // prepare_amx_act_row rows and floats, one AMX weight scratch per thread
     size_t amx_scratch_bytes = 0;  // of each thread (the largest any part needs)
     int n_threads = 1;
 };
@@ -271,7 +271,8 @@ void quantize_activations(GgmlType act_type, const ActExtras& extras, SimdLevel 
                 widen(row, reinterpret_cast<float*>(extra + static_cast<size_t>(t) * widened_stride), cols);
             }
             if (amx) {
-                auto* group = reinterpret_cast<float*>(regions[2]) + static_cast<size_t>(t / kAmxTileTokens) * amx_group_floats;
+                float* group = reinterpret_cast<float*>(regions[2]) +
+                               static_cast<size_t>(t / kAmxTileTokens) * amx_group_floats;
                 prepare_amx_act_row(act_type, row, cols, regions[1] + static_cast<size_t>(t) * amx_stride, group,
                                     static_cast<int>(t % kAmxTileTokens));
             }
@@ -358,7 +359,8 @@ void matmul_group(std::span<const MatmulOut> outs, const float* x, int64_t n_tok
         part.amx_min_tokens = amx_min_tokens(o.w->type);
         if (part.amx != nullptr) {
             extras.amx = true;
-            extras.amx_scratch_bytes = std::max(extras.amx_scratch_bytes, amx_weight_scratch_bytes(o.w->type, o.w->cols));
+            const size_t bytes = amx_weight_scratch_bytes(o.w->type, o.w->cols);
+            extras.amx_scratch_bytes = std::max(extras.amx_scratch_bytes, bytes);
         }
         const bool all_by_amx = part.amx != nullptr && amx_takes_all(part.amx_min_tokens);
         extras.quads = extras.quads || (part.rows.fn != nullptr && part.rows.layout == ActLayout::Quads && !all_by_amx);
