@@ -17,11 +17,14 @@ namespace {
 constexpr size_t round_up_64(size_t x) { return (x + 63) / 64 * 64; }
 
 // Floats per block and token in a group's scales.
-int block_floats(GgmlType act) { return act == GgmlType::Q8_K ? 9 : act == GgmlType::Q8_1 ? 2 : 1; }
+int block_floats(GgmlType act) {
+    if (act == GgmlType::Q8_K) return x86::kAmxQ8_KFloats;
+    return act == GgmlType::Q8_1 ? x86::kAmxQ8_1Floats : x86::kAmxQ8_0Floats;
+}
 
 template <class Block>
 void prepare_row(const uint8_t* q_row, int64_t nb, uint8_t* out, float* scales, int slot) {
-    constexpr int kFloats = std::is_same_v<Block, BlockQ8_1> ? 2 : 1;
+    constexpr int kFloats = std::is_same_v<Block, BlockQ8_1> ? x86::kAmxQ8_1Floats : x86::kAmxQ8_0Floats;
     const auto* blocks = reinterpret_cast<const Block*>(q_row);
     for (int64_t b = 0; b < nb; ++b) {
         // Half h holds elements 8j + 4h + e: four runs of four bytes.
@@ -39,7 +42,7 @@ void prepare_q8_k_row(const uint8_t* q_row, int64_t nb, uint8_t* out, float* sca
     const auto* blocks = reinterpret_cast<const BlockQ8_K*>(q_row);
     for (int64_t b = 0; b < nb; ++b) {
         std::memcpy(out + b * kQKK, blocks[b].qs, kQKK);
-        float* f = scales + b * 9 * kAmxTileTokens + slot;
+        float* f = scales + b * x86::kAmxQ8_KFloats * kAmxTileTokens + slot;
         f[0] = blocks[b].d;
         for (int sub = 0; sub < 8; ++sub) {
             f[(1 + sub) * kAmxTileTokens] =

@@ -1,6 +1,6 @@
-// AMX-INT8 prompt tiles for Q4_0, Q4_1, Q8_0 and Q4_K weights: 16 tokens x 16 weight
-// rows a tile, whose integer dots the tile unit computes, with the same bits
-// as the VNNI kernels (kernels/dot_kernels.h).
+// AMX-INT8 prompt tiles for Q4_0, Q4_1, Q8_0 and Q4_K weights: 16 tokens x
+// 16 weight rows a tile, whose integer dots the tile unit computes, with the
+// same bits as the VNNI kernels (kernels/dot_kernels.h).
 //
 // The legacy formats' sum order needs each block's dot as two int32 half
 // sums (elements 8j + 4h + e, h = 0, 1, j, e < 4), each scaled and added by
@@ -10,10 +10,11 @@
 // (token, row) of the tile sits in 16 vectors, one per token, so the eight
 // lanes need no more registers than one. Q4_K's order has one lane per
 // 32-element sub-block (dot_supers_x86_body.h), so its multiplies take
-// K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are re-laid out once
-// per matmul (prepare_amx_act_row: each block's halves contiguous, the
-// block floats of 16 tokens side by side); weights are unpacked per 16-row tile into a scratch buffer of the
-// tile unit's layout (four bytes of each of the 16 rows per 64-byte row).
+// K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are
+// re-laid out once per matmul (prepare_amx_act_row: each block's halves
+// contiguous, the block floats of 16 tokens side by side); weights are
+// unpacked per 16-row tile into a scratch buffer of the tile unit's layout
+// (four bytes of each of the 16 rows per 64-byte row).
 #pragma once
 
 #include <cstddef>

@@ -155,7 +155,7 @@ template <class Block>
 void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
     constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
-    constexpr int kFloats = kMin ? 2 : 1;  // per block and token: d (and Q8_1's d * sum)
+    constexpr int kFloats = kMin ? kAmxQ8_1Floats : kAmxQ8_0Floats;  // d (and Q8_1's d * sum)
     alignas(64) int32_t sums[16 * 16];
     for (int c = 0; c < 4; ++c) {
         for (int h = 0; h < 2; ++h) {
@@ -206,7 +206,7 @@ void store_lane_sums(const float* lanes, __mmask16 rows, float* out, size_t out_
 template <class Block>
 void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
            const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
-    constexpr int kFloats = std::is_same_v<Block, BlockQ4_1> ? 2 : 1;
+    constexpr int kFloats = std::is_same_v<Block, BlockQ4_1> ? kAmxQ8_1Floats : kAmxQ8_0Floats;
     const int64_t nb = n / kQK;
     alignas(64) const uint8_t zeros[sizeof(Block)] = {};
     for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, zeros, scratch + b * kAmxBlockBytes);
@@ -294,9 +294,9 @@ void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* 
 #pragma GCC unroll 16
             for (int m = 0; m < 16; ++m) {
                 const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * m)),
-                                               _mm512_set1_ps(scales[ib * 9 * 16 + m]));
+                                               _mm512_set1_ps(scales[ib * kAmxQ8_KFloats * 16 + m]));
                 acc[m] = _mm512_fmadd_ps(a, t, acc[m]);
-                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * 9 + 1 + l) * 16 + m]), acc[m]);
+                acc[m] = _mm512_fnmadd_ps(b, _mm512_set1_ps(scales[(ib * kAmxQ8_KFloats + 1 + l) * 16 + m]), acc[m]);
             }
         }
         for (int m = 0; m < 16; ++m) _mm512_store_ps(lanes + l * 256 + 16 * m, acc[m]);
@@ -311,7 +311,7 @@ void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const 
     alignas(64) float lanes[8 * 256];
     load_tile_config(32);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        q4_k_lanes(nb, act + t * act_stride, act_stride, scales + t * nb * 9, scratch, lanes);
+        q4_k_lanes(nb, act + t * act_stride, act_stride, scales + t * nb * kAmxQ8_KFloats, scratch, lanes);
         store_lane_sums(lanes, row_mask(n_rows), out + t * out_stride, out_stride);
     }
     _tile_release();

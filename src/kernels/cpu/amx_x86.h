@@ -22,6 +22,12 @@ inline constexpr size_t kAmxSubBlockBytes = 8 * 64;
 inline constexpr size_t kAmxSuperScalesAt = 8 * kAmxSubBlockBytes;
 inline constexpr size_t kAmxSuperBytes = kAmxSuperScalesAt + 2 * 8 * 64;
 
+// Floats per block and token in a 16-token group's block floats
+// (amx_tiles.h): d, then Q8_1's d * sum, or Q8_K's eight sub-block sums.
+inline constexpr int kAmxQ8_0Floats = 1;
+inline constexpr int kAmxQ8_1Floats = 2;
+inline constexpr int kAmxQ8_KFloats = 9;
+
 // nullptr for the formats without tiles.
 AmxTilesFn amx_tiles(GgmlType weight);
 
