@@ -20,7 +20,8 @@
 namespace tessera {
 namespace {
 
-constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K};
+constexpr GgmlType kAmxTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                                   GgmlType::Q4_K};
 
 std::vector<uint8_t> random_rows(std::mt19937& rng, GgmlType t, int64_t rows, int64_t cols) {
     std::vector<uint8_t> bytes;

@@ -105,20 +105,32 @@ inline void transpose_rows16(const uint8_t* const (&p)[16], size_t off, __m512i 
     out[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 
+// The 16 rows' dword at p[r] + off.
+inline __m512i load_row_dwords(const uint8_t* const (&p)[16], size_t off) {
+    alignas(64) uint32_t v[16];
+    for (int r = 0; r < 16; ++r) std::memcpy(&v[r], p[r] + off, sizeof v[r]);
+    return _mm512_load_si512(v);
+}
+
+// Formats whose weights go in unsigned against Q8_1 activations, with a
+// min term (the rest are signed, Q4_0's and Q5_0's offsets taken off).
+template <class Block>
+inline constexpr bool kHasMin = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;
+template <class Block>
+inline constexpr bool kFiveBits = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
+
 // The 16 rows' fp16 pair at p[r] + off (a block's d, or d and Q4_1's m), as
 // two float vectors (low and high halves).
 inline void load_scale_pairs(const uint8_t* const (&p)[16], size_t off, __m512& lo, __m512& hi) {
-    alignas(64) uint32_t pairs[16];
-    for (int r = 0; r < 16; ++r) std::memcpy(&pairs[r], p[r] + off, sizeof pairs[r]);
-    const __m512i v = _mm512_load_si512(pairs);
+    const __m512i v = load_row_dwords(p, off);
     lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
     hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
 }
 
 // Block b of rows [0, n_rows) into the scratch layout (amx_x86.h): tile row
 // j of half h holds unit 2j + h (elements 4u .. 4u + 3) of each row, the
-// weights as int8 (Q4_0's nibbles minus 8; Q4_1's as they are, unsigned).
-// Missing rows read as zeros.
+// weights as int8 (Q4_0's nibbles minus 8, Q5_0's five bits minus 16; Q4_1's
+// and Q5_1's as they are, unsigned). Missing rows read as zeros.
 template <class Block>
 void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, const uint8_t* zeros, uint8_t* out) {
     const uint8_t* p[16];
@@ -127,7 +139,7 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, cons
     __m512 d, m;
     load_scale_pairs(p, 0, d, m);  // d, then Q4_1's m (or the first quant bytes)
     _mm512_store_ps(out + 2 * kAmxHalfBytes, d);
-    if constexpr (std::is_same_v<Block, BlockQ4_1>) _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, m);
+    if constexpr (kHasMin<Block>) _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, m);
     const size_t qs = offsetof(Block, qs);
     __m512i q[4];
     if constexpr (std::is_same_v<Block, BlockQ8_0>) {
@@ -137,24 +149,41 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, cons
         }
     } else {
         const __m512i nibble = _mm512_set1_epi8(0x0F);
-        const __m512i offset = _mm512_set1_epi8(std::is_same_v<Block, BlockQ4_0> ? 8 : 0);
+        constexpr char kOffset = std::is_same_v<Block, BlockQ4_0> ? 8 : std::is_same_v<Block, BlockQ5_0> ? 16 : 0;
+        const __m512i offset = _mm512_set1_epi8(kOffset);
+        // Unit u's fifth bits: bit 4u + e of qh to bit 4 of byte e.
+        auto fifth_bits = [&](int u) {
+            if constexpr (kFiveBits<Block>) {
+                const __m512i v = _mm512_srli_epi32(load_row_dwords(p, offsetof(Block, qh)), 4 * u);
+                auto bit = [&](int e) {
+                    return _mm512_slli_epi32(_mm512_and_si512(v, _mm512_set1_epi32(1 << e)), 7 * e + 4);
+                };
+                return _mm512_or_si512(_mm512_or_si512(bit(0), bit(1)), _mm512_or_si512(bit(2), bit(3)));
+            } else {
+                (void)u;
+                return _mm512_setzero_si512();
+            }
+        };
         transpose_rows16(p, qs, q);
         for (int u = 0; u < 4; ++u) {  // bytes 4u .. 4u + 3: elements 4u.. (low) and 16 + 4u.. (high)
-            put_unit(u, _mm512_sub_epi8(_mm512_and_si512(q[u], nibble), offset));
-            put_unit(u + 4, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q[u], 4), nibble), offset));
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(q[u], nibble), fifth_bits(u));
+            const __m512i hi =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q[u], 4), nibble), fifth_bits(u + 4));
+            put_unit(u, _mm512_sub_epi8(lo, offset));
+            put_unit(u + 4, _mm512_sub_epi8(hi, offset));
         }
     }
 }
 
 // The lane sums of a 16-token x 16-row tile, lane by lane (see amx_tiles.h).
-// Q4_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
+// Q4_1's and Q5_1's lanes of half 0 first add m_w * s_y, as the VNNI kernels do (their
 // half-1 lanes add m_w * 0, which leaves a sum that is never -0 unchanged).
 // (Chunks of 32 blocks through all eight lanes, to keep a 2048-wide row
 // tile's 72 KB in L1, measured no faster.)
 template <class Block>
 void tile_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* scales, const uint8_t* wsc,
                 float* lanes) {
-    constexpr bool kMin = std::is_same_v<Block, BlockQ4_1>;
+    constexpr bool kMin = kHasMin<Block>;
     constexpr int kFloats = kMin ? kAmxQ8_1Floats : kAmxQ8_0Floats;  // d (and Q8_1's d * sum)
     alignas(64) int32_t sums[16 * 16];
     for (int c = 0; c < 4; ++c) {
@@ -206,7 +235,7 @@ void store_lane_sums(const float* lanes, __mmask16 rows, float* out, size_t out_
 template <class Block>
 void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
            const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
-    constexpr int kFloats = std::is_same_v<Block, BlockQ4_1> ? kAmxQ8_1Floats : kAmxQ8_0Floats;
+    constexpr int kFloats = kHasMin<Block> ? kAmxQ8_1Floats : kAmxQ8_0Floats;
     const int64_t nb = n / kQK;
     alignas(64) const uint8_t zeros[sizeof(Block)] = {};
     for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, zeros, scratch + b * kAmxBlockBytes);
@@ -321,16 +350,13 @@ void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const 
 
 AmxTilesFn amx_tiles(GgmlType weight) {
     switch (weight) {
-        case GgmlType::Q4_0:
-            return tiles<BlockQ4_0>;
-        case GgmlType::Q4_1:
-            return tiles<BlockQ4_1>;
-        case GgmlType::Q8_0:
-            return tiles<BlockQ8_0>;
-        case GgmlType::Q4_K:
-            return q4_k_tiles;
-        default:
-            return nullptr;
+        case GgmlType::Q4_0: return tiles<BlockQ4_0>;
+        case GgmlType::Q4_1: return tiles<BlockQ4_1>;
+        case GgmlType::Q5_0: return tiles<BlockQ5_0>;
+        case GgmlType::Q5_1: return tiles<BlockQ5_1>;
+        case GgmlType::Q8_0: return tiles<BlockQ8_0>;
+        case GgmlType::Q4_K: return q4_k_tiles;
+        default: return nullptr;
     }
 }
 
