@@ -1,5 +1,5 @@
-// AMX-INT8 prompt tiles for Q4_0, Q4_1, Q8_0 and Q4_K weights: 16 tokens x
-// 16 weight rows a tile, whose integer dots the tile unit computes, with the
+// AMX-INT8 prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K weights:
+// 16 tokens x 16 weight rows a tile, whose integer dots the tile unit computes, with the
 // same bits as the VNNI kernels (kernels/dot_kernels.h).
 //
 // The legacy formats' sum order needs each block's dot as two int32 half
