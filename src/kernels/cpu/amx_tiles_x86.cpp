@@ -119,7 +119,7 @@ inline constexpr bool kHasMin = std::is_same_v<Block, BlockQ4_1> || std::is_same
 template <class Block>
 inline constexpr bool kFiveBits = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
 
-// The 16 rows' fp16 pair at p[r] + off (a block's d, or d and Q4_1's m), as
+// The 16 rows' fp16 pair at p[r] + off (a block's d, or d and the min m), as
 // two float vectors (low and high halves).
 inline void load_scale_pairs(const uint8_t* const (&p)[16], size_t off, __m512& lo, __m512& hi) {
     const __m512i v = load_row_dwords(p, off);
@@ -137,7 +137,7 @@ void unpack_block(const uint8_t* w, size_t w_stride, int n_rows, int64_t b, cons
     block_pointers<Block>(w, w_stride, n_rows, b, zeros, p);
     auto put_unit = [&](int u, __m512i v) { _mm512_store_si512(out + (u % 2) * kAmxHalfBytes + (u / 2) * 64, v); };
     __m512 d, m;
-    load_scale_pairs(p, 0, d, m);  // d, then Q4_1's m (or the first quant bytes)
+    load_scale_pairs(p, 0, d, m);  // d, then Q4_1's / Q5_1's m (or the next two bytes)
     _mm512_store_ps(out + 2 * kAmxHalfBytes, d);
     if constexpr (kHasMin<Block>) _mm512_store_ps(out + 2 * kAmxHalfBytes + 64, m);
     const size_t qs = offsetof(Block, qs);
