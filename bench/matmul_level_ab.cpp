@@ -25,16 +25,6 @@ namespace {
 using tessera::GgmlType;
 using tessera::SimdLevel;
 
-bool parse_level(const char* name, SimdLevel& out) {
-    for (int l = 0; l <= static_cast<int>(SimdLevel::Avx512Amx); ++l) {
-        if (std::strcmp(name, tessera::simd_level_name(static_cast<SimdLevel>(l))) == 0) {
-            out = static_cast<SimdLevel>(l);
-            return true;
-        }
-    }
-    return false;
-}
-
 bool parse_type(const char* name, GgmlType& out) {
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
                        GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
@@ -64,9 +54,13 @@ int main(int argc, char** argv) {
     const int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), n_tok = std::atoll(argv[4]);
     const int threads = argc > 5 ? std::atoi(argv[5]) : 1;
     const int pairs = argc > 6 ? std::atoi(argv[6]) : 40;
-    if (argc > 8 && (!parse_level(argv[7], levels[0]) || !parse_level(argv[8], levels[1]))) {
-        std::fprintf(stderr, "unknown level\n");
-        return 2;
+    if (argc > 8) {
+        const auto a = tessera::parse_simd_level(argv[7]), b = tessera::parse_simd_level(argv[8]);
+        if (!a || !b) {
+            std::fprintf(stderr, "unknown level\n");
+            return 2;
+        }
+        levels[0] = *a, levels[1] = *b;
     }
     for (SimdLevel l : levels) {
         if (l > tessera::best_simd_level()) {

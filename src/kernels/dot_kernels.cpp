@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "core/check.h"
 #include "kernels/cpu/dot_x86.h"
@@ -56,10 +55,7 @@ SimdLevel cpu_simd_level() {
 SimdLevel capped_level(SimdLevel cpu) {
     const char* cap = std::getenv("TESSERA_KERNELS");
     if (cap == nullptr || *cap == '\0') return cpu;
-    for (int l = 0; l <= static_cast<int>(SimdLevel::Avx512Amx); ++l) {
-        const auto level = static_cast<SimdLevel>(l);
-        if (std::strcmp(cap, simd_level_name(level)) == 0) return std::min(cpu, level);
-    }
+    if (const auto level = parse_simd_level(cap)) return std::min(cpu, *level);
     std::fprintf(stderr, "tessera: TESSERA_KERNELS=%s is not scalar, avx2, avx512vnni or avx512amx; ignored\n", cap);
     return cpu;
 }
@@ -80,6 +76,14 @@ const char* simd_level_name(SimdLevel level) {
         case SimdLevel::Avx512Amx: return "avx512amx";
     }
     return "unknown";
+}
+
+std::optional<SimdLevel> parse_simd_level(std::string_view name) {
+    for (int l = 0; l <= static_cast<int>(SimdLevel::Avx512Amx); ++l) {
+        const auto level = static_cast<SimdLevel>(l);
+        if (name == simd_level_name(level)) return level;
+    }
+    return std::nullopt;
 }
 
 MultiDotFn find_multi_dot(GgmlType weight, SimdLevel level) {

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "gguf/ggml_type.h"
 
@@ -26,6 +28,8 @@ inline constexpr int kMaxDotRows = 4;
 // once, on the first call.
 SimdLevel best_simd_level();
 const char* simd_level_name(SimdLevel level);
+// The level simd_level_name calls `name`, if any.
+std::optional<SimdLevel> parse_simd_level(std::string_view name);
 
 // out[j] = dot(w_row, act + j * act_stride) for j in [0, n_act), where the
 // activation rows are already quantized to activation_type_for(weight type)
