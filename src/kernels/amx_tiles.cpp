@@ -37,7 +37,10 @@ void prepare_row(const uint8_t* q_row, int64_t nb, uint8_t* out, float* scales, 
 }
 
 // Q8_K: the qs as they are (sub-block L is 32 contiguous bytes); d, then d *
-// (sum of sub-block L's qs) for L < 8, as act_quads.cpp's msum.
+// (sum of sub-block L's qs) for L < 8, as act_quads.cpp's msum. The copy
+// puts every 32-byte tile row on a 32-byte boundary: the tiles reading the
+// Q8_K rows in place (292-byte blocks, rows straddling cache lines) ran at
+// 0.84x (matmul_level_ab q4_k 1536 768 64, three alternations).
 void prepare_q8_k_row(const uint8_t* q_row, int64_t nb, uint8_t* out, float* scales, int slot) {
     const auto* blocks = reinterpret_cast<const BlockQ8_K*>(q_row);
     for (int64_t b = 0; b < nb; ++b) {
