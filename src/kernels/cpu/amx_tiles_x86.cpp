@@ -232,22 +232,6 @@ void store_lane_sums(const float* lanes, __mmask16 rows, float* out, size_t out_
     }
 }
 
-template <class Block>
-void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
-           const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
-    constexpr int kFloats = kHasMin<Block> ? kAmxQ8_1Floats : kAmxQ8_0Floats;
-    const int64_t nb = n / kQK;
-    alignas(64) const uint8_t zeros[sizeof(Block)] = {};
-    for (int64_t b = 0; b < nb; ++b) unpack_block<Block>(w, w_stride, n_rows, b, zeros, scratch + b * kAmxBlockBytes);
-    alignas(64) float lanes[8 * 256];
-    load_tile_config(16);
-    for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        tile_lanes<Block>(nb, act + t * act_stride, act_stride, scales + t * nb * kFloats, scratch, lanes);
-        store_lane_sums(lanes, row_mask(n_rows), out + t * out_stride, out_stride);
-    }
-    _tile_release();  // the next context switch saves no tile data
-}
-
 // ---- Q4_K: lane L is sub-block L (dot_supers_x86_body.h) ----
 
 // Super-block ib of rows [0, n_rows) into the scratch layout (amx_x86.h):
@@ -332,30 +316,57 @@ void q4_k_lanes(int64_t nb, const uint8_t* act, size_t act_stride, const float* 
     }
 }
 
-void q4_k_tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
-                const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
-    const int64_t nb = n / kQKK;
-    alignas(64) const uint8_t zeros[sizeof(BlockQ4_K)] = {};
-    for (int64_t ib = 0; ib < nb; ++ib) unpack_q4_k(w, w_stride, n_rows, ib, zeros, scratch + ib * kAmxSuperBytes);
+// ---- The tiles of a format ----
+
+// A format's pieces: its weight block and the scratch bytes of one, the K of
+// its multiplies, its block floats a token, and its unpack and lane loop.
+template <class B>
+struct LegacyTiles {
+    using Block = B;
+    static constexpr int64_t kElems = kQK;
+    static constexpr size_t kScratchBytes = kAmxBlockBytes;
+    static constexpr int kK = 16;
+    static constexpr int kFloats = kHasMin<B> ? kAmxQ8_1Floats : kAmxQ8_0Floats;
+    static constexpr auto unpack = unpack_block<B>;
+    static constexpr auto lanes = tile_lanes<B>;
+};
+struct Q4_KTiles {
+    using Block = BlockQ4_K;
+    static constexpr int64_t kElems = kQKK;
+    static constexpr size_t kScratchBytes = kAmxSuperBytes;
+    static constexpr int kK = 32;
+    static constexpr int kFloats = kAmxQ8_KFloats;
+    static constexpr auto unpack = unpack_q4_k;
+    static constexpr auto lanes = q4_k_lanes;
+};
+
+// The AmxTilesFn of format F: its 16 rows unpacked once, then 16 tokens at a
+// time through its lanes and the final sums.
+template <class F>
+void tiles(int64_t n, const uint8_t* w, size_t w_stride, int n_rows, const uint8_t* act, size_t act_stride,
+           const float* scales, int64_t n_tok, float* out, size_t out_stride, uint8_t* scratch) {
+    const int64_t nb = n / F::kElems;
+    alignas(64) const uint8_t zeros[sizeof(typename F::Block)] = {};
+    for (int64_t b = 0; b < nb; ++b) F::unpack(w, w_stride, n_rows, b, zeros, scratch + b * F::kScratchBytes);
     alignas(64) float lanes[8 * 256];
-    load_tile_config(32);
+    load_tile_config(F::kK);
     for (int64_t t = 0; t < n_tok; t += kAmxTileTokens) {
-        q4_k_lanes(nb, act + t * act_stride, act_stride, scales + t * nb * kAmxQ8_KFloats, scratch, lanes);
+        F::lanes(nb, act + t * act_stride, act_stride, scales + t * nb * F::kFloats, scratch, lanes);
         store_lane_sums(lanes, row_mask(n_rows), out + t * out_stride, out_stride);
     }
-    _tile_release();
+    _tile_release();  // the next context switch saves no tile data
 }
 
 }  // namespace
 
 AmxTilesFn amx_tiles(GgmlType weight) {
     switch (weight) {
-        case GgmlType::Q4_0: return tiles<BlockQ4_0>;
-        case GgmlType::Q4_1: return tiles<BlockQ4_1>;
-        case GgmlType::Q5_0: return tiles<BlockQ5_0>;
-        case GgmlType::Q5_1: return tiles<BlockQ5_1>;
-        case GgmlType::Q8_0: return tiles<BlockQ8_0>;
-        case GgmlType::Q4_K: return q4_k_tiles;
+        case GgmlType::Q4_0: return tiles<LegacyTiles<BlockQ4_0>>;
+        case GgmlType::Q4_1: return tiles<LegacyTiles<BlockQ4_1>>;
+        case GgmlType::Q5_0: return tiles<LegacyTiles<BlockQ5_0>>;
+        case GgmlType::Q5_1: return tiles<LegacyTiles<BlockQ5_1>>;
+        case GgmlType::Q8_0: return tiles<LegacyTiles<BlockQ8_0>>;
+        case GgmlType::Q4_K: return tiles<Q4_KTiles>;
         default: return nullptr;
     }
 }
