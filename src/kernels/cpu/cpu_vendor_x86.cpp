@@ -19,6 +19,14 @@ bool cpu_is_amd() {
     return std::memcmp(vendor, "AuthenticAMD", 12) == 0;
 }
 
+// The CPUID family with the extended family added (AMD's rule).
+unsigned cpu_family() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0) return 0;
+    const unsigned base = (a >> 8) & 0xF;
+    return base == 0xF ? base + ((a >> 20) & 0xFF) : base;
+}
+
 }  // namespace
 
 bool nta_weight_streams() {
@@ -26,9 +34,15 @@ bool nta_weight_streams() {
     return amd;
 }
 
+bool sequential_q8_rows() {
+    static const bool zen3_4 = cpu_is_amd() && cpu_family() == 0x19;
+    return zen3_4;
+}
+
 }  // namespace tessera::x86
 #else
 namespace tessera::x86 {
 bool nta_weight_streams() { return false; }
+bool sequential_q8_rows() { return false; }
 }  // namespace tessera::x86
 #endif
