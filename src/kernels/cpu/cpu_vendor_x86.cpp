@@ -34,7 +34,7 @@ bool nta_weight_streams() {
     return amd;
 }
 
-bool sequential_q8_rows() {
+bool sequential_decode_rows() {
     static const bool zen3_4 = cpu_is_amd() && cpu_family() == 0x19;
     return zen3_4;
 }
@@ -43,6 +43,6 @@ bool sequential_q8_rows() {
 #else
 namespace tessera::x86 {
 bool nta_weight_streams() { return false; }
-bool sequential_q8_rows() { return false; }
+bool sequential_decode_rows() { return false; }
 }  // namespace tessera::x86
 #endif

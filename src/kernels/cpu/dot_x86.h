@@ -17,11 +17,11 @@ RowsKernel avx512vnni_rows_dot(GgmlType weight);
 // CPUs; dot_rows_x86_body.h says why). Worked out once.
 bool nta_weight_streams();
 
-// Whether one-token Q8_0 tiles read their rows one after another with no
-// software prefetch, leaving the stream to the hardware prefetcher (on
-// AMD family 19h, which in the AVX-512 build is Zen 4; dot_quad_tiles_x86_body.h
-// says why). Worked out once.
-bool sequential_q8_rows();
+// Whether the VNNI one-token tiles read Q8_0 rows, and the other legacy
+// formats' long rows, one after another with no software prefetch, leaving
+// the stream to the hardware prefetcher: on AMD family 19h, which in the
+// AVX-512 build is Zen 4 (dot_quad_tiles_x86_body.h says why). Worked out once.
+bool sequential_decode_rows();
 
 // Whether the CPU has AMX-TILE and AMX-INT8, the OS saves their state, and
 // this process got leave to use the tile data (asked for here, once per call).
