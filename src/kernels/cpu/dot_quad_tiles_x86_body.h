@@ -24,27 +24,40 @@ inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 // (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
 // made row pairs slower); on AVX2 rows side by side.
 //
-// On Zen 4 (sequential_decode_rows), Q8_0's rows and the nibble formats'
+// On Zen 4 (sequential_decode_rows), Q8_0's rows and every legacy format's
 // long rows (the 1.1B's) are read one after another instead, each row one
-// plain stream with no software prefetch. There the hardware prefetcher
-// keeps more of such a stream in flight than the T0 / NTA streams do.
-// Measured with processes alternated:
-// - 135M Q8_0 model: one thread 131 vs 109 t/s (+20%, 4 of 4 rounds won);
-//   two threads 163 vs 134 t/s (+22%, 3 of 4 won, one even).
-// - 1.1B Q4_0 model (rows of 64 and 176 blocks): one thread 29-31 vs 20-21
-//   t/s (+45%, 2 of 2); two threads 47-51 vs 37-38 (+30%, 3 of 3).
+// stream. There the hardware prefetcher keeps more of such a stream in
+// flight than the T0 / NTA streams do. Short rows get no software prefetch
+// at all; long ones each step's lines 16 KB ahead into L2 (RowPrefetch).
+// Measured with processes alternated, against the tiles before:
+// - 135M Q8_0 (short rows, no prefetch): one thread 131 vs 109 t/s (+20%,
+//   4 of 4 rounds won); two threads 163 vs 134 (+22%, 3 of 4, one even).
+//   The L2 prefetch there: 91-112 vs 129-167 t/s without.
+// - 1.1B Q4_0 (rows of 64 and 176 blocks): with no prefetch one thread
+//   29-31 vs 20-21 t/s, two threads 47-51 vs 37-38; the L2 prefetch then
+//   won 4 of 4 rounds over none on each (one thread 33.3 vs 27.4 t/s, two
+//   53.5 vs 46.5; 8 and 32 KB ahead alike).
+// - 1.1B Q8_0 with the L2 prefetch: one thread 20-23 vs 16.5-18 t/s (3 of
+//   3), two threads 26-28 vs 24-27 (3 of 3).
 // The other arrangements were all slower:
-// - the same rows with the prefetch kept (1.1B: 26.5 t/s on one thread);
-// - four Q8_0 rows side by side without it (40-45 t/s);
-// - the 135M Q4_0's short rows one at a time without it (166-190 vs
+// - long rows with the T0 / NTA stream kept (1.1B Q4_0: 26.5 t/s on one
+//   thread);
+// - four Q8_0 rows side by side without a prefetch (40-45 t/s);
+// - the 135M Q4_0's short rows one at a time without one (166-190 vs
 //   216-219 t/s with its row pairs; its 48-block rows the same way: even);
 // - Q4_K's one-token rows the same way (one thread 97-103 vs 124-129 t/s).
 // The sums are the same in every arrangement.
 template <int NR, class Block>
 void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    const bool sequential = kVnni && (!kNibbles<Block> || nb > kShortRowMaxBlocks) && sequential_decode_rows();
-    if (sequential) {
-        for (int r = 0; r < NR; ++r) quad_rows<1, 1, Block, false>(nb, w + r * ws, ws, a, as, o + r, os);
+    const bool long_rows = nb > kShortRowMaxBlocks;
+    if (kVnni && (!kNibbles<Block> || long_rows) && sequential_decode_rows()) {
+        for (int r = 0; r < NR; ++r) {
+            if (long_rows) {
+                quad_rows<1, 1, Block, RowPrefetch::L2Ahead>(nb, w + r * ws, ws, a, as, o + r, os);
+            } else {
+                quad_rows<1, 1, Block, RowPrefetch::None>(nb, w + r * ws, ws, a, as, o + r, os);
+            }
+        }
     } else if constexpr (kVnni && kNibbles<Block>) {
         row_pair_rows<NR / 2, Block>(nb, w, ws, a, o);
         if constexpr (NR % 2 == 1) quad_rows<1, 1, Block>(nb, w + (NR - 1) * ws, ws, a, as, o + NR - 1, os);

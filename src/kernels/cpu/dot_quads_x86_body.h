@@ -294,9 +294,7 @@ inline void quad_tail2(const Block* const (&x)[NR], const ActTokens<Block, NT>& 
     }
 }
 
-// kPrefetch = false leaves the weight stream to the hardware prefetcher
-// (one row at a time: dot_quad_tiles_x86_body.h).
-template <int NR, int NT, class Block, bool kPrefetch = true>
+template <int NR, int NT, class Block, RowPrefetch kPrefetch = RowPrefetch::Stream>
 void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, size_t stride, float* out,
                size_t out_stride) {
     const Block* x[NR];
@@ -310,7 +308,11 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     const bool stream = stream_weights<NT>(nb * kQK);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        if constexpr (kPrefetch) prefetch_step<NR, Block, kQuadBlocks>(pf, ib, stream);
+        if constexpr (kPrefetch == RowPrefetch::Stream) {
+            prefetch_step<NR, Block, kQuadBlocks>(pf, ib, stream);
+        } else if constexpr (kPrefetch == RowPrefetch::L2Ahead) {
+            prefetch_l2_ahead<Block, kQuadBlocks>(x[0] + ib);
+        }
         quad_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
     }
     switch (nb - ib) {

@@ -52,6 +52,19 @@ inline void prefetch_step(const char* start, int64_t ib, bool stream) {
     }
 }
 
+// How a tile prefetches its weight rows: the stream above (Stream), not at
+// all, leaving them to the hardware prefetcher (None), or one row's step
+// kL2AheadBytes ahead into L2 (L2Ahead). The last two serve Zen 4's
+// one-row decode tiles (dot_quad_tiles_x86_body.h).
+enum class RowPrefetch { Stream, None, L2Ahead };
+inline constexpr size_t kL2AheadBytes = 16 * 1024;
+
+template <class Block, int kStepBlocks>
+inline void prefetch_l2_ahead(const Block* step) {
+    const char* p = reinterpret_cast<const char*>(step) + kL2AheadBytes;
+    for (size_t off = 0; off < kStepBlocks * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
+}
+
 template <template <int, int> class Tile, int NR>
 void rows_dot_nr(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n_act, float* o,
                  size_t os) {
