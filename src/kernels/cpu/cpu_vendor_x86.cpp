@@ -35,8 +35,8 @@ bool nta_weight_streams() {
 }
 
 bool sequential_decode_rows() {
-    static const bool zen3_4 = cpu_is_amd() && cpu_family() == 0x19;
-    return zen3_4;
+    static const bool family_19h = cpu_is_amd() && cpu_family() == 0x19;
+    return family_19h;
 }
 
 }  // namespace tessera::x86

@@ -35,7 +35,8 @@ inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
 // 1536) the hint made one-thread Q4_0 decode bimodal on Zen 5, a third of
 // the processes at 360-420 t/s against 440-447 with T0, so short rows keep
 // T0, as do tiles of several tokens, which read their rows again for the
-// next token tile.
+// next token tile. (On Zen 4 the one-token tiles read long rows one at a
+// time with an L2 prefetch instead: dot_quad_tiles_x86_body.h.)
 template <int NT>
 inline bool stream_weights(int64_t row_elems) {
     return NT == 1 && row_elems > kShortRowMaxElems && nta_weight_streams();

@@ -18,9 +18,10 @@ RowsKernel avx512vnni_rows_dot(GgmlType weight);
 bool nta_weight_streams();
 
 // Whether the VNNI one-token tiles read Q8_0 rows, and the other legacy
-// formats' long rows, one after another with no software prefetch, leaving
-// the stream to the hardware prefetcher: on AMD family 19h, which in the
-// AVX-512 build is Zen 4 (dot_quad_tiles_x86_body.h says why). Worked out once.
+// formats' long rows, one after another, each one stream the hardware
+// prefetcher follows (long rows with an L2 prefetch ahead as well): on AMD
+// family 19h, which in the AVX-512 build is Zen 4 (dot_quad_tiles_x86_body.h
+// says why). Worked out once.
 bool sequential_decode_rows();
 
 // Whether the CPU has AMX-TILE and AMX-INT8, the OS saves their state, and
