@@ -45,7 +45,8 @@ inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 // - four Q8_0 rows side by side without a prefetch (40-45 t/s);
 // - the 135M Q4_0's short rows one at a time without one (166-190 vs
 //   216-219 t/s with its row pairs; its 48-block rows the same way: even);
-// - Q4_K's one-token rows the same way (one thread 97-103 vs 124-129 t/s).
+// - Q4_K's short one-token rows the same way (one thread 97-103 vs 124-129
+//   t/s; its long rows gain: dot_supers_x86_body.h).
 // The sums are the same in every arrangement.
 template <int NR, class Block>
 void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {

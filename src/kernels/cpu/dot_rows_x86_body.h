@@ -56,7 +56,7 @@ inline void prefetch_step(const char* start, int64_t ib, bool stream) {
 // How a tile prefetches its weight rows: the stream above (Stream), not at
 // all, leaving them to the hardware prefetcher (None), or one row's step
 // kL2AheadBytes ahead into L2 (L2Ahead). The last two serve Zen 4's
-// one-row decode tiles (dot_quad_tiles_x86_body.h).
+// one-row decode tiles (dot_quad_tiles_x86_body.h, dot_supers_x86_body.h).
 enum class RowPrefetch { Stream, None, L2Ahead };
 inline constexpr size_t kL2AheadBytes = 16 * 1024;
 

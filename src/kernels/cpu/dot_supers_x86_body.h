@@ -509,7 +509,7 @@ void super_token_pairs(int64_t nb, const uint8_t* w, size_t w_stride, const uint
 
 // One token (decode) on VNNI: per row, four 512-bit dots over its w[2i] |
 // w[2i + 1] and the token's fields 2i | 2i + 1, the halves then added.
-template <class F, int NR>
+template <class F, int NR, RowPrefetch kPrefetch = RowPrefetch::Stream>
 void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out) {
     using Block = typename F::Block;
     const Block* x[NR];
@@ -520,7 +520,11 @@ void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const u
     const char* pf = prefetch_start<NR>(w, w_stride);
     const bool stream = stream_weights<1>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        prefetch_step<NR, Block, 1>(pf, ib, stream);
+        if constexpr (kPrefetch == RowPrefetch::Stream) {
+            prefetch_step<NR, Block, 1>(pf, ib, stream);
+        } else if constexpr (kPrefetch == RowPrefetch::L2Ahead) {
+            prefetch_l2_ahead<Block, 1>(x[0] + ib);
+        }
         const uint8_t* sup = y.quad(0, ib);
         __m512i yq[4];
         for (int i = 0; i < 4; ++i) {
@@ -545,7 +549,18 @@ void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_
         super_tile<F, kRows, NT>(nb, w, ws, a, as, o, os);
         super_tile<F, NR - kRows, NT>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
     } else if constexpr (kVnni && NT == 1) {
-        super_one_token_rows<F, NR>(nb, w, ws, a, o);
+        // Long rows on Zen 4 one after another, as the legacy formats'
+        // (dot_quad_tiles_x86_body.h): 1.1B Q4_K decode, binaries
+        // alternated, one thread 26.0-27.6 vs 18.4-21.8 t/s, two threads
+        // 46.1-46.8 vs 34.0-36.3 (3 of 3 each). Short rows keep their four
+        // rows side by side (one at a time measured slower).
+        if (nb * kQKK > kShortRowMaxElems && sequential_decode_rows()) {
+            for (int r = 0; r < NR; ++r) {
+                super_one_token_rows<F, 1, RowPrefetch::L2Ahead>(nb, w + r * ws, ws, a, o + r);
+            }
+        } else {
+            super_one_token_rows<F, NR>(nb, w, ws, a, o);
+        }
     } else if constexpr (kVnni && NT % 2 == 0) {
         super_token_pairs<F, NR, NT>(nb, w, ws, a, as, o, os);
     } else if constexpr (kVnni) {  // the odd last token (token NT - 1: the first of its pair row) alone
