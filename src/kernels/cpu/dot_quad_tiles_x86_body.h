@@ -50,7 +50,7 @@ inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 // The sums are the same in every arrangement.
 template <int NR, class Block>
 void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {
-    const bool long_rows = nb > kShortRowMaxBlocks;
+    const bool long_rows = long_row(nb * kQK);
     if (kVnni && (!kNibbles<Block> || long_rows) && sequential_decode_rows()) {
         for (int r = 0; r < NR; ++r) {
             if (long_rows) {

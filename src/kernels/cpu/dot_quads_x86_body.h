@@ -308,11 +308,7 @@ void quad_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act
     const bool stream = stream_weights<NT>(nb * kQK);
     int64_t ib = 0;
     for (; ib + kQuadBlocks <= nb; ib += kQuadBlocks) {
-        if constexpr (kPrefetch == RowPrefetch::Stream) {
-            prefetch_step<NR, Block, kQuadBlocks>(pf, ib, stream);
-        } else if constexpr (kPrefetch == RowPrefetch::L2Ahead) {
-            prefetch_l2_ahead<Block, kQuadBlocks>(x[0] + ib);
-        }
+        prefetch_rows_step<kPrefetch, NR, Block, kQuadBlocks>(pf, ib, stream, x[0] + ib);
         quad_step<NR, NT, kQuadBlocks>(x, y, ib, acc);
     }
     switch (nb - ib) {

@@ -37,9 +37,11 @@ inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
 // T0, as do tiles of several tokens, which read their rows again for the
 // next token tile. (On Zen 4 the one-token tiles read long rows one at a
 // time with an L2 prefetch instead: dot_quad_tiles_x86_body.h.)
+inline bool long_row(int64_t row_elems) { return row_elems > kShortRowMaxElems; }
+
 template <int NT>
 inline bool stream_weights(int64_t row_elems) {
-    return NT == 1 && row_elems > kShortRowMaxElems && nta_weight_streams();
+    return NT == 1 && long_row(row_elems) && nta_weight_streams();
 }
 
 template <int NR, class Block, int kStepBlocks>
@@ -60,10 +62,17 @@ inline void prefetch_step(const char* start, int64_t ib, bool stream) {
 enum class RowPrefetch { Stream, None, L2Ahead };
 inline constexpr size_t kL2AheadBytes = 16 * 1024;
 
-template <class Block, int kStepBlocks>
-inline void prefetch_l2_ahead(const Block* step) {
-    const char* p = reinterpret_cast<const char*>(step) + kL2AheadBytes;
-    for (size_t off = 0; off < kStepBlocks * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
+// One step's prefetch in mode kMode: prefetch_step's stream from `start`,
+// or the lines of row 0's step (`row0_step`, a single row) ahead into L2.
+template <RowPrefetch kMode, int NR, class Block, int kStepBlocks>
+inline void prefetch_rows_step(const char* start, int64_t ib, bool stream, const Block* row0_step) {
+    if constexpr (kMode == RowPrefetch::Stream) {
+        prefetch_step<NR, Block, kStepBlocks>(start, ib, stream);
+    } else if constexpr (kMode == RowPrefetch::L2Ahead) {
+        static_assert(NR == 1);
+        const char* p = reinterpret_cast<const char*>(row0_step) + kL2AheadBytes;
+        for (size_t off = 0; off < kStepBlocks * sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
+    }
 }
 
 template <template <int, int> class Tile, int NR>

@@ -520,11 +520,7 @@ void super_one_token_rows(int64_t nb, const uint8_t* w, size_t w_stride, const u
     const char* pf = prefetch_start<NR>(w, w_stride);
     const bool stream = stream_weights<1>(nb * kQKK);
     for (int64_t ib = 0; ib < nb; ++ib) {
-        if constexpr (kPrefetch == RowPrefetch::Stream) {
-            prefetch_step<NR, Block, 1>(pf, ib, stream);
-        } else if constexpr (kPrefetch == RowPrefetch::L2Ahead) {
-            prefetch_l2_ahead<Block, 1>(x[0] + ib);
-        }
+        prefetch_rows_step<kPrefetch, NR, Block, 1>(pf, ib, stream, x[0] + ib);
         const uint8_t* sup = y.quad(0, ib);
         __m512i yq[4];
         for (int i = 0; i < 4; ++i) {
@@ -554,7 +550,7 @@ void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_
         // alternated, one thread 26.0-27.6 vs 18.4-21.8 t/s, two threads
         // 46.1-46.8 vs 34.0-36.3 (3 of 3 each). Short rows keep their four
         // rows side by side (one at a time measured slower).
-        if (nb * kQKK > kShortRowMaxElems && sequential_decode_rows()) {
+        if (long_row(nb * kQKK) && sequential_decode_rows()) {
             for (int r = 0; r < NR; ++r) {
                 super_one_token_rows<F, 1, RowPrefetch::L2Ahead>(nb, w + r * ws, ws, a, o + r);
             }
