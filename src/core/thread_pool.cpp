@@ -76,7 +76,7 @@ void ThreadPool::worker_loop(int thread_idx) {
     }
 }
 
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
+void ThreadPool::run(FnRef<void(int, int)> fn) {
     if (n_threads_ == 1) {
         fn(0, 1);
         return;
@@ -91,7 +91,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     job_ = nullptr;
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
+void ThreadPool::parallel_for(int64_t n, FnRef<void(int64_t, int64_t)> fn, int64_t grain) {
     if (n <= 0) return;
     TS_CHECK(grain >= 1);
     const int64_t max_parts = std::max<int64_t>(1, n / grain);

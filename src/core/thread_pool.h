@@ -5,9 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <thread>
 #include <vector>
+
+#include "core/fn_ref.h"
 
 namespace tessera {
 
@@ -25,11 +26,11 @@ public:
     // (the caller is thread 0) and returns when all calls have returned. Not
     // re-entrant: fn must not call run() on the same pool, and only one thread
     // may call run() at a time.
-    void run(const std::function<void(int thread_idx, int n_threads)>& fn);
+    void run(FnRef<void(int thread_idx, int n_threads)> fn);
 
     // Splits [0, n) into at most size() contiguous ranges of at least `grain`
     // items and calls fn(begin, end) for each, in parallel.
-    void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
+    void parallel_for(int64_t n, FnRef<void(int64_t begin, int64_t end)> fn,
                       int64_t grain = 1);
 
     // While a Busy scope is alive, idle workers keep spinning instead of
@@ -56,7 +57,7 @@ private:
 
     int n_threads_;
     std::vector<std::thread> workers_;
-    const std::function<void(int, int)>* job_ = nullptr;  // valid during run()
+    const FnRef<void(int, int)>* job_ = nullptr;  // valid during run()
     std::atomic<uint32_t> generation_{0};  // bumped once per run() and at shutdown
     std::atomic<int> pending_{0};          // workers still inside the current job
     std::atomic<bool> stop_{false};

@@ -71,6 +71,10 @@ bool SequenceKv::reserve(KvCache& cache, int64_t extra) {
     const int64_t missing = need_blocks - static_cast<int64_t>(block_table.size());
     if (missing <= 0) return true;
     if (missing > cache.free_blocks()) return false;
+    // Room for every block of the cache at once, so a growing sequence does
+    // not reallocate its table every few blocks (a decode step allocates
+    // nothing; tests/alloc).
+    if (block_table.capacity() < static_cast<size_t>(cache.n_blocks())) block_table.reserve(cache.n_blocks());
     for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.blocks().allocate() * cache.block_size());
     return true;
 }

@@ -56,6 +56,10 @@ struct Model::Workspace {
     // [capacity] each token's RoPE angles, computed once per forward pass:
     // per layer they were 0.8% of a 135M pp512 (cos, sin, pow per token).
     std::vector<RopeTable> rope;
+    // Model::forward's one-sequence batch and one chunk's logits, kept so a
+    // decode step reuses their storage.
+    Batch single;
+    std::vector<float> chunk_logits;
 
     // Grows (never shrinks) so steady-state steps allocate nothing.
     void reserve(const ModelConfig& c, int64_t n) {
@@ -111,8 +115,8 @@ Status Model::forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> 
     }
     const size_t n_vocab = static_cast<size_t>(config_.n_vocab);
     logits.resize((all_logits ? tokens.size() : 1) * n_vocab);
-    Batch batch;
-    std::vector<float> chunk_logits;
+    Batch& batch = ws_->single;
+    std::vector<float>& chunk_logits = ws_->chunk_logits;
     for (size_t start = 0; start < tokens.size(); start += kChunk) {
         const size_t n = std::min<size_t>(kChunk, tokens.size() - start);
         const bool last_chunk = start + n == tokens.size();
