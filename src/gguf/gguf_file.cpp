@@ -3,6 +3,8 @@
 // remain before anything is allocated for it.
 #include "gguf/gguf_file.h"
 
+#include <bit>
+
 #include <cstring>
 #include <limits>
 
@@ -48,6 +50,29 @@ static bool is_signed_type(GgufValueType t) {
            t == GgufValueType::INT64;
 }
 
+size_t GgufValue::array_size() const {
+    if (type != GgufValueType::ARRAY) return 0;
+    if (array_type == GgufValueType::STRING) return strings.size();
+    if (array_type == GgufValueType::ARRAY) return arrays.size();
+    return scalars.size();
+}
+
+GgufValue GgufValue::element(size_t k) const {
+    if (array_type == GgufValueType::ARRAY) return arrays[k];
+    GgufValue e;
+    e.type = array_type;
+    if (array_type == GgufValueType::STRING) {
+        e.str = strings[k];
+    } else if (e.is_float()) {
+        e.f = std::bit_cast<double>(scalars[k]);
+    } else if (is_signed_type(array_type)) {
+        e.i = static_cast<int64_t>(scalars[k]);
+    } else {
+        e.u = scalars[k];
+    }
+    return e;
+}
+
 std::string GgufValue::to_display_string(size_t max_items) const {
     switch (type) {
         case GgufValueType::STRING: {
@@ -64,15 +89,15 @@ std::string GgufValue::to_display_string(size_t max_items) const {
             return buf;
         }
         case GgufValueType::ARRAY: {
-            std::string out = "[" + std::string(gguf_value_type_name(array_type)) + " x " +
-                              std::to_string(array.size()) + "]";
-            if (array.empty()) return out;
+            const size_t n = array_size();
+            std::string out = "[" + std::string(gguf_value_type_name(array_type)) + " x " + std::to_string(n) + "]";
+            if (n == 0) return out;
             out += " [";
-            for (size_t k = 0; k < array.size() && k < max_items; ++k) {
+            for (size_t k = 0; k < n && k < max_items; ++k) {
                 if (k) out += ", ";
-                out += array[k].to_display_string(max_items);
+                out += element(k).to_display_string(max_items);
             }
-            if (array.size() > max_items) out += ", ...";
+            if (n > max_items) out += ", ...";
             return out + "]";
         }
         default: return is_signed_type(type) ? std::to_string(i) : std::to_string(u);
@@ -164,10 +189,7 @@ Expected<std::vector<std::string>> GgufFile::get_string_array(std::string_view k
     if (v->type != GgufValueType::ARRAY || v->array_type != GgufValueType::STRING) {
         return wrong_type(key, *v, "array of string");
     }
-    std::vector<std::string> out;
-    out.reserve(v->array.size());
-    for (const auto& e : v->array) out.push_back(e.str);
-    return out;
+    return std::vector<std::string>(v->strings.begin(), v->strings.end());
 }
 
 Expected<std::vector<double>> GgufFile::get_float_array(std::string_view key) const {
@@ -178,8 +200,8 @@ Expected<std::vector<double>> GgufFile::get_float_array(std::string_view key) co
         return wrong_type(key, *v, "array of float");
     }
     std::vector<double> out;
-    out.reserve(v->array.size());
-    for (const auto& e : v->array) out.push_back(e.f);
+    out.reserve(v->scalars.size());
+    for (uint64_t bits : v->scalars) out.push_back(std::bit_cast<double>(bits));
     return out;
 }
 
@@ -191,13 +213,14 @@ Expected<std::vector<int64_t>> GgufFile::get_int_array(std::string_view key) con
     if (v->type != GgufValueType::ARRAY || !element_kind.is_integer()) {
         return wrong_type(key, *v, "array of integer");
     }
+    const bool is_signed = is_signed_type(v->array_type);
     std::vector<int64_t> out;
-    out.reserve(v->array.size());
-    for (const auto& e : v->array) {
-        if (!is_signed_type(e.type) && e.u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    out.reserve(v->scalars.size());
+    for (uint64_t bits : v->scalars) {
+        if (!is_signed && bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
             return Status::error("metadata key '" + std::string(key) + "' has an element out of range");
         }
-        out.push_back(is_signed_type(e.type) ? e.i : static_cast<int64_t>(e.u));
+        out.push_back(static_cast<int64_t>(bits));
     }
     return out;
 }

@@ -36,7 +36,13 @@ enum class GgufValueType : uint32_t {
 const char* gguf_value_type_name(GgufValueType type);
 
 // One metadata value. Integers are widened into `i` (signed types) or `u`
-// (unsigned types and bool); floats into `f`.
+// (unsigned types and bool); floats into `f`. An array keeps its elements
+// by kind rather than a GgufValue each (96 bytes apiece came to 14 MB for a
+// 49k-token vocabulary with its merges, most of a small model's overhead
+// beyond its weights): integer, bool and float elements as 8 bytes each
+// (u, i's bits or f's bits), strings as views into the parsed bytes, which
+// the GgufFile keeps alive (its mapping, or the caller's buffer for parse()),
+// arrays of arrays as GgufValues.
 struct GgufValue {
     GgufValueType type = GgufValueType::UINT8;
     int64_t i = 0;
@@ -44,10 +50,15 @@ struct GgufValue {
     double f = 0.0;
     std::string str;
     GgufValueType array_type = GgufValueType::UINT8;  // when type == ARRAY
-    std::vector<GgufValue> array;                      // when type == ARRAY
+    std::vector<uint64_t> scalars;                     // elements of an integer, bool or float array
+    std::vector<std::string_view> strings;             // elements of a string array
+    std::vector<GgufValue> arrays;                     // elements of an array of arrays
 
     bool is_integer() const;
     bool is_float() const { return type == GgufValueType::FLOAT32 || type == GgufValueType::FLOAT64; }
+    size_t array_size() const;
+    // Element k (< array_size()) as a GgufValue of array_type.
+    GgufValue element(size_t k) const;
     // Render for `tessera info` (arrays abbreviated).
     std::string to_display_string(size_t max_items = 8) const;
 };

@@ -4,6 +4,7 @@
 // allocation, and every size computation is checked for overflow.
 #include "gguf/gguf_parser.h"
 
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -50,7 +51,7 @@ Status GgufParser::read_bytes(void* dst, size_t n, const char* what) {
     return Status();
 }
 
-Status GgufParser::read_string(std::string& out, const char* what) {
+Status GgufParser::read_string_view(std::string_view& out, const char* what) {
     uint64_t len = 0;
     TS_RETURN_IF_ERROR(read_scalar(len, what));
     if (len > remaining()) {
@@ -58,8 +59,15 @@ Status GgufParser::read_string(std::string& out, const char* what) {
                              std::to_string(len) + " bytes but only " + std::to_string(remaining()) +
                              " remain");
     }
-    out.assign(reinterpret_cast<const char*>(data_ + pos_), static_cast<size_t>(len));
+    out = std::string_view(reinterpret_cast<const char*>(data_ + pos_), static_cast<size_t>(len));
     pos_ += static_cast<size_t>(len);
+    return Status();
+}
+
+Status GgufParser::read_string(std::string& out, const char* what) {
+    std::string_view view;
+    TS_RETURN_IF_ERROR(read_string_view(view, what));
+    out.assign(view);
     return Status();
 }
 
@@ -104,8 +112,30 @@ Status GgufParser::read_array(GgufValue& out, int depth) {
         return Status::error("array of " + std::to_string(count) + " elements at offset " +
                              std::to_string(pos_) + " is larger than the file");
     }
-    out.array.resize(static_cast<size_t>(count));
-    for (auto& element : out.array) TS_RETURN_IF_ERROR(read_value(out.array_type, element, depth));
+    const auto n = static_cast<size_t>(count);
+    switch (out.array_type) {
+        case GgufValueType::STRING:
+            out.strings.resize(n);
+            for (std::string_view& e : out.strings) TS_RETURN_IF_ERROR(read_string_view(e, "string array element"));
+            break;
+        case GgufValueType::ARRAY:
+            out.arrays.resize(n);
+            for (GgufValue& e : out.arrays) TS_RETURN_IF_ERROR(read_value(GgufValueType::ARRAY, e, depth));
+            break;
+        default: {
+            out.scalars.resize(n);
+            // Each element widened as read_value widens a scalar, then kept as
+            // the bits of the field it went into.
+            const GgufValueType t = out.array_type;
+            const bool is_signed = t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
+                                   t == GgufValueType::INT64;
+            GgufValue e;
+            for (uint64_t& bits : out.scalars) {
+                TS_RETURN_IF_ERROR(read_value(t, e, depth));
+                bits = e.is_float() ? std::bit_cast<uint64_t>(e.f) : is_signed ? static_cast<uint64_t>(e.i) : e.u;
+            }
+        }
+    }
     return Status();
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "gguf/gguf_file.h"
 
@@ -20,6 +21,7 @@ private:
     template <class T>
     Status read_scalar(T& out, const char* what) { return read_bytes(&out, sizeof(T), what); }
     Status read_string(std::string& out, const char* what);
+    Status read_string_view(std::string_view& out, const char* what);  // a view into the buffer
     Status read_value(GgufValueType type, GgufValue& out, int depth);
     Status read_array(GgufValue& out, int depth);
     Status read_header(GgufFile& file, uint64_t& n_tensors, uint64_t& n_kv);
