@@ -15,8 +15,8 @@ KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int blo
     TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);
     TS_CHECK(check_kv_types(types, head_dim).ok());
     TS_CHECK_MSG(slots() <= INT32_MAX, "KV cache slots must fit block table entries");
-    k_.assign(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_ + kKeysInLanesPadBytes), 0);
-    v_.assign(static_cast<size_t>(n_layer_ * slots() * v_row_bytes_), 0);
+    k_ = ZeroPages(static_cast<size_t>(n_layer_ * slots() * k_row_bytes_ + kKeysInLanesPadBytes));
+    v_ = ZeroPages(static_cast<size_t>(n_layer_ * slots() * v_row_bytes_));
 }
 
 int64_t KvCache::bytes_per_block(int n_layer, int kv_dim, int block_size, KvTypes types) {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "cache/block_pool.h"
-#include "core/cache_line_vector.h"
 #include "core/status.h"
+#include "core/zero_pages.h"
 #include "kernels/attention.h"
 #include "kernels/convert_row.h"
 #include "tensor/kv_type.h"
@@ -68,8 +68,10 @@ private:
     KvTypes types_;
     ConvertRowFn convert_k_, convert_v_;  // F32 -> storage type, chosen once for this CPU
     int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
-    CacheLineVector<uint8_t> k_;  // [n_layer, n_blocks] keys-in-lanes blocks of block_size * k_row_bytes_, + padding
-    CacheLineVector<uint8_t> v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
+    // Page-aligned (so the attention kernels' 64-byte loads never straddle
+    // two cache lines) and resident only where written.
+    ZeroPages k_;  // [n_layer, n_blocks] keys-in-lanes blocks of block_size * k_row_bytes_, + padding
+    ZeroPages v_;  // [n_layer, n_blocks * block_size] rows of v_row_bytes_
     BlockPool blocks_;
 };
 
