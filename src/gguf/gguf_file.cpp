@@ -4,7 +4,6 @@
 #include "gguf/gguf_file.h"
 
 #include <bit>
-
 #include <cstring>
 #include <limits>
 

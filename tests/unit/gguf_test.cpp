@@ -80,6 +80,61 @@ TEST(Gguf, TypedGettersRejectWrongTypesAndMissingKeys) {
     EXPECT_FALSE(file->get_uint_or("general.architecture", 5).ok());
 }
 
+// Arrays keep their elements by kind (scalars as 8 bytes, strings as views,
+// arrays of arrays as values): every kind reads back through the getters
+// and `tessera info`'s rendering.
+TEST(Gguf, ArraysOfEveryElementKindReadBack) {
+    ByteWriter w;
+    w.raw("GGUF", 4);
+    w.scalar<uint32_t>(3);
+    w.scalar<uint64_t>(0);  // tensors
+    w.scalar<uint64_t>(5);  // metadata
+    auto array_head = [&](const char* key, GgufValueType type, uint64_t n) {
+        w.string(key);
+        w.scalar<uint32_t>(static_cast<uint32_t>(GgufValueType::ARRAY));
+        w.scalar<uint32_t>(static_cast<uint32_t>(type));
+        w.scalar<uint64_t>(n);
+    };
+    array_head("i8", GgufValueType::INT8, 3);
+    for (int8_t v : {-3, 0, 127}) w.scalar<int8_t>(v);
+    array_head("u64", GgufValueType::UINT64, 2);
+    w.scalar<uint64_t>(7);
+    w.scalar<uint64_t>(uint64_t{1} << 63);  // past int64
+    array_head("f64", GgufValueType::FLOAT64, 2);
+    w.scalar<double>(0.25);
+    w.scalar<double>(-1e300);
+    array_head("flags", GgufValueType::BOOL, 2);
+    w.scalar<uint8_t>(1);
+    w.scalar<uint8_t>(0);
+    array_head("nested", GgufValueType::ARRAY, 2);
+    for (std::string_view inner : {"ab", "c"}) {
+        w.scalar<uint32_t>(static_cast<uint32_t>(GgufValueType::STRING));
+        w.scalar<uint64_t>(inner.size());
+        for (char c : inner) w.string(std::string(1, c));
+    }
+    const std::vector<uint8_t> bytes = w.bytes();
+    auto file = GgufFile::parse(bytes.data(), bytes.size());
+    ASSERT_TRUE(file.ok()) << file.error();
+
+    EXPECT_EQ(*file->get_int_array("i8"), (std::vector<int64_t>{-3, 0, 127}));
+    auto u64 = file->get_int_array("u64");
+    ASSERT_FALSE(u64.ok());
+    EXPECT_NE(u64.error().find("out of range"), std::string::npos);
+    EXPECT_EQ(*file->get_float_array("f64"), (std::vector<double>{0.25, -1e300}));
+    const GgufValue* flags = file->find("flags");
+    ASSERT_NE(flags, nullptr);
+    EXPECT_EQ(flags->array_size(), 2u);
+    EXPECT_EQ(flags->to_display_string(), "[bool x 2] [true, false]");
+    EXPECT_EQ(file->find("i8")->to_display_string(2), "[int8 x 3] [-3, 0, ...]");
+    EXPECT_EQ(file->find("u64")->to_display_string(), "[uint64 x 2] [7, 9223372036854775808]");
+    const GgufValue* nested = file->find("nested");
+    ASSERT_NE(nested, nullptr);
+    ASSERT_EQ(nested->array_size(), 2u);
+    EXPECT_EQ(nested->element(0).array_size(), 2u);
+    EXPECT_EQ(nested->element(1).element(0).str, "c");
+    EXPECT_EQ(nested->to_display_string(), "[array x 2] [[string x 2] [\"a\", \"b\"], [string x 1] [\"c\"]]");
+}
+
 TEST(Gguf, CustomAlignmentIsHonoured) {
     GgufWriter w;
     w.set_alignment(64);
