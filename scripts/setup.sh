@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-need_pkgs=(build-essential cmake pkg-config libpcre2-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+need_pkgs=(build-essential cmake pkg-config libpcre2-dev nlohmann-json3-dev libcli11-dev libboost-dev
            libgtest-dev libgmock-dev libbenchmark-dev python3-pip unzip)
 missing=()
 for p in "${need_pkgs[@]}"; do

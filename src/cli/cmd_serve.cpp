@@ -54,15 +54,25 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_flag("!--no-prefix-cache", e.prefix_cache, "disable the prefix cache");
     app.add_option("-t,--threads", e.threads, "compute threads (0: all cores)")->check(CLI::Range(0, 1024));
     app.add_option("--block-size", e.block_size, "KV block size in tokens")->check(CLI::Range(1, 1024));
-    app.add_option("--http-threads", s.http_threads, "HTTP worker threads")->check(CLI::Range(1, 4096));
+    app.add_option("--http-threads", s.http_threads,
+                   "threads running request handlers (parsing, templates, tokenizing); connections need none")
+        ->check(CLI::Range(1, 256));
     app.add_option("--max-body-bytes", s.max_body_bytes, "largest accepted request body, e.g. 8M")
         ->transform(CLI::AsSizeValue(false));
     app.add_option("--max-headers", s.max_headers, "request header fields before a 431")
         ->check(CLI::Range(1, 10000));
+    app.add_option("--max-header-bytes", s.max_header_bytes, "largest request head (line and headers), e.g. 16K")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Range(size_t{1024}, size_t{1} << 20));
+    app.add_option("--max-connections", s.max_connections, "open connections before new ones get a 503")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    app.add_option("--max-client-connections", s.max_client_connections,
+                   "open connections from one client address (0: no cap)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
     app.add_option("--request-timeout", f.request_timeout_s,
                    "seconds a connection has to send each whole request (0: no limit)")
         ->check(CLI::Range(0.0, 86400.0));
-    app.add_option("--io-timeout", f.io_timeout_s, "seconds one socket read or write may block")
+    app.add_option("--io-timeout", f.io_timeout_s, "seconds one write to a client may take")
         ->check(CLI::Range(1, 3600));
     app.add_option("--drain-timeout", f.drain_timeout_s,
                    "on SIGTERM/SIGINT, seconds in-flight requests may take to finish")

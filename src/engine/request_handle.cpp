@@ -28,12 +28,20 @@ bool RequestHandle::finished() const {
     return open_choices_ <= 0 && events_.empty();
 }
 
+void RequestHandle::set_listener(std::function<void()> listener) {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener_ = std::make_shared<const std::function<void()>>(std::move(listener));
+}
+
 void RequestHandle::push(StreamEvent event) {
+    std::shared_ptr<const std::function<void()>> listener;
     {
         std::lock_guard<std::mutex> lock(mu_);
         events_.push_back(std::move(event));
+        listener = listener_;
     }
     cv_.notify_one();
+    if (listener) (*listener)();
 }
 
 }  // namespace tessera

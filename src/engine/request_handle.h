@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -24,6 +26,11 @@ public:
     std::optional<StreamEvent> next(std::chrono::milliseconds timeout);
     // True once every choice's final event has been taken by next().
     bool finished() const;
+    // Called (on the engine thread, without the handle's lock) after each
+    // event is queued, so a consumer that does not block in next() -- the
+    // event-driven HTTP server -- learns when to look again. Events queued
+    // before it is set are not announced: call next() once after setting it.
+    void set_listener(std::function<void()> listener);
     // Asks the engine to stop this request; it frees its blocks within one step
     // and sends each unfinished choice a final event with FinishReason::Cancelled.
     void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
@@ -38,6 +45,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<StreamEvent> events_;
+    std::shared_ptr<const std::function<void()>> listener_;  // shared: push() copies it without allocating
     int32_t open_choices_;  // choices whose final event has not been consumed
 };
 

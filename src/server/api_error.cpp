@@ -43,11 +43,23 @@ ApiError error_for_status(int http_status, const std::string& method, const std:
         case 405: return ApiError{405, "Method " + method + " is not allowed on " + path, "invalid_request_error", "",
                                   "method_not_allowed"};
         case 413: return ApiError{413, "Request body is too large", "invalid_request_error", "", "payload_too_large"};
+        case 415:
+            return ApiError{415, "Compressed request bodies are not accepted (send Content-Encoding: identity)",
+                            "invalid_request_error", "", "unsupported_media_type"};
         case 401: return unauthorized();
         default: break;
     }
     if (http_status >= 500) return internal_error("Internal server error");
     return ApiError{http_status, "Malformed HTTP request", "invalid_request_error", "", ""};
 }
+
+HttpReply json_reply(int status, const Json& body) {
+    HttpReply r;
+    r.status = status;
+    r.body = dump_json(body);
+    return r;
+}
+
+HttpReply error_reply(const ApiError& error) { return json_reply(error.http_status, error.to_json()); }
 
 }  // namespace tessera

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "server/http_message.h"
 #include "server/json_util.h"
 
 namespace tessera {
@@ -26,7 +27,10 @@ ApiError unauthorized();
 ApiError overloaded(std::string message);
 ApiError unavailable(std::string message);
 ApiError internal_error(std::string message);
-// The default error for a bare status code (httplib-level failures, 404s).
+// The default error for a bare status code (transport-level failures, 404s).
 ApiError error_for_status(int http_status, const std::string& method, const std::string& path);
+
+HttpReply json_reply(int status, const Json& body);
+HttpReply error_reply(const ApiError& error);
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 // The generation endpoints: parse and validate, submit to the engine, then
-// either collect every choice into one JSON response or relay events as SSE
-// chunks. A client that goes away cancels its request in the engine.
+// hand the transport a reply source that either collects every choice into one
+// JSON body or relays events as SSE chunks, woken by the engine per event. A
+// client that goes away cancels its request in the engine.
 #include <chrono>
 #include <ctime>
 #include <memory>
@@ -8,16 +9,12 @@
 #include <vector>
 
 #include "core/check.h"
-#include "server/connection_probe.h"
 #include "server/field_reader.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
 
 namespace tessera {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 TokenPieceFn piece_fn(const Tokenizer& tok) {
     return [&tok](int32_t id) { return tok.token_to_piece(id, true); };
@@ -29,67 +26,89 @@ void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {
     usage.cached_tokens = std::max(usage.cached_tokens, ev.cached_tokens);
 }
 
-// Cancels the request when the server stops or the client has gone, checked
-// at most once per poll interval.
-class DisconnectWatch {
+// What both reply shapes share: the engine's handle, woken per event, and
+// cancelled when the client goes, the server stops, or the reply is dropped.
+class GenerationSource : public ReplySource {
 public:
-    DisconnectWatch(const HttpServer::State& state, const httplib::Request& req)
-        : state_(state), probe_(req.local_addr, req.local_port, req.remote_addr, req.remote_port) {}
+    GenerationSource(HttpServer::State& state, ResponseMeta meta, int32_t n, std::shared_ptr<RequestHandle> handle,
+                     const Tokenizer& tok)
+        : state_(state), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
+          piece_(piece_fn(tok)) {}
+    ~GenerationSource() override { handle_->cancel(); }  // no-op once finished
 
-    void check(RequestHandle& handle) {
-        const auto now = Clock::now();
-        if (now - last_ < kPollInterval) return;
-        last_ = now;
-        if (state_.stopping.load() || probe_.peer_closed()) handle.cancel();
+    void set_waker(std::function<void()> wake) override {
+        handle_->set_listener(std::move(wake));
+        if (state_.stopping.load()) handle_->cancel();  // began after drain() cancelled the others
+    }
+    void cancel() override { handle_->cancel(); }
+
+protected:
+    // Takes every event ready now.
+    template <class Fn>
+    void drain_events(Fn on_event) {
+        while (auto ev = handle_->next(std::chrono::milliseconds(0))) {
+            TS_CHECK(ev->index >= 0 && ev->index < n_);
+            if (ev->finish != FinishReason::None) add_final_counts(*ev, usage_);
+            on_event(*ev);
+        }
     }
 
-private:
-    const HttpServer::State& state_;
-    ConnectionProbe probe_;
-    Clock::time_point last_ = Clock::now();
+    HttpServer::State& state_;
+    InFlight in_flight_;
+    const ResponseMeta meta_;
+    const int32_t n_;
+    std::shared_ptr<RequestHandle> handle_;
+    TokenPieceFn piece_;
+    UsageCounts usage_;
 };
 
-void respond_whole(HttpServer::State& state, const ResponseMeta& meta, int32_t n, RequestHandle& handle,
-                   const Tokenizer& tok, const httplib::Request& req, httplib::Response& res) {
-    std::vector<ChoiceResult> choices(static_cast<size_t>(n));
-    UsageCounts usage;
-    std::string error;
-    DisconnectWatch watch(state, req);
-    while (!handle.finished()) {
-        if (auto ev = handle.next(kPollInterval)) {
-            TS_CHECK(ev->index >= 0 && ev->index < n);
-            ChoiceResult& c = choices[static_cast<size_t>(ev->index)];
-            c.text += ev->text;
-            c.logprobs.insert(c.logprobs.end(), ev->logprobs.begin(), ev->logprobs.end());
-            if (ev->finish != FinishReason::None) {
-                c.finish = ev->finish;
-                add_final_counts(*ev, usage);
-                if (ev->finish == FinishReason::Error) error = ev->error;
+// A non-streamed reply: every choice collected, then one JSON body.
+class WholeReply final : public GenerationSource {
+public:
+    using GenerationSource::GenerationSource;
+
+    bool poll(std::string& out) override {
+        choices_.resize(static_cast<size_t>(n_));
+        drain_events([this](const StreamEvent& ev) {
+            ChoiceResult& c = choices_[static_cast<size_t>(ev.index)];
+            c.text += ev.text;
+            c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
+            if (ev.finish != FinishReason::None) c.finish = ev.finish;
+            if (ev.finish == FinishReason::Error) error_ = ev.error;
+        });
+        if (!handle_->finished()) return false;
+        const HttpReply r = finish();
+        status_ = r.status;
+        out = r.body;
+        return true;
+    }
+    int final_status() const override { return status_; }
+
+private:
+    HttpReply finish() const {
+        for (const ChoiceResult& c : choices_) {
+            if (c.finish == FinishReason::Error) return error_reply(internal_error("Generation failed: " + error_));
+            if (c.finish == FinishReason::Cancelled) {
+                return error_reply(unavailable("The request was cancelled (server shutting down)"));
             }
         }
-        watch.check(handle);
+        return json_reply(200, response_json(meta_, choices_, usage_, piece_));
     }
-    for (const ChoiceResult& c : choices) {
-        if (c.finish == FinishReason::Error) return send_error(res, internal_error("Generation failed: " + error));
-        if (c.finish == FinishReason::Cancelled) {
-            return send_error(res, unavailable("The request was cancelled (server shutting down)"));
-        }
-    }
-    send_json(res, 200, response_json(meta, choices, usage, piece_fn(tok)));
-}
 
-// One streaming response; lives as long as httplib's content provider.
-class EventStream {
+    std::vector<ChoiceResult> choices_;
+    std::string error_;
+    int status_ = 200;
+};
+
+// A streamed reply: SSE chunks as the engine produces tokens.
+class EventStream final : public GenerationSource {
 public:
-    EventStream(HttpServer::State& state, const httplib::Request& req, ResponseMeta meta, int32_t n,
-                bool include_usage, std::shared_ptr<RequestHandle> handle, const Tokenizer& tok)
-        : in_flight_(state), meta_(std::move(meta)), n_(n), include_usage_(include_usage), handle_(std::move(handle)),
-          piece_(piece_fn(tok)), offsets_(static_cast<size_t>(n), 0), watch_(state, req) {}
-    ~EventStream() { handle_->cancel(); }  // no-op once finished; stops the engine when the client left
+    EventStream(HttpServer::State& state, ResponseMeta meta, int32_t n, bool include_usage,
+                std::shared_ptr<RequestHandle> handle, const Tokenizer& tok)
+        : GenerationSource(state, std::move(meta), n, std::move(handle), tok), include_usage_(include_usage),
+          offsets_(static_cast<size_t>(n), 0) {}
 
-    // One step of the provider loop: false ends the response (client gone).
-    bool pump(httplib::DataSink& sink) {
-        std::string out;
+    bool poll(std::string& out) override {
         if (!started_) {
             started_ = true;
             for (int32_t i = 0; meta_.kind == ApiKind::Chat && i < n_; ++i) {
@@ -97,21 +116,15 @@ public:
                 out += sse_event(chunk_json(meta_, role, include_usage_));
             }
         }
-        if (auto ev = handle_->next(kPollInterval)) out += render(*ev);
-        watch_.check(*handle_);
-        if (handle_->finished()) {
-            if (include_usage_) out += sse_event(usage_chunk_json(meta_, usage_));
-            out += sse_done();
-        }
-        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-        if (handle_->finished()) sink.done();
+        drain_events([this, &out](const StreamEvent& ev) { out += render(ev); });
+        if (!handle_->finished()) return false;
+        if (include_usage_) out += sse_event(usage_chunk_json(meta_, usage_));
+        out += sse_done();
         return true;
     }
 
 private:
     std::string render(const StreamEvent& ev) {
-        TS_CHECK(ev.index >= 0 && ev.index < n_);
-        if (ev.finish != FinishReason::None) add_final_counts(ev, usage_);
         if (ev.finish == FinishReason::Error) {
             return sse_event(internal_error("Generation failed: " + ev.error).to_json());
         }
@@ -124,31 +137,13 @@ private:
         return sse_event(chunk_json(meta_, part, include_usage_));
     }
 
-    InFlight in_flight_;
-    const ResponseMeta meta_;
-    const int32_t n_;
     const bool include_usage_;
-    std::shared_ptr<RequestHandle> handle_;
-    TokenPieceFn piece_;
     std::vector<int64_t> offsets_;  // completions text_offset per choice
-    UsageCounts usage_;
-    DisconnectWatch watch_;
     bool started_ = false;
 };
 
-void respond_stream(HttpServer::State& state, const ResponseMeta& meta, const ParsedRequest& pr,
-                    std::shared_ptr<RequestHandle> handle, const Tokenizer& tok, const httplib::Request& req,
-                    httplib::Response& res) {
-    auto stream = std::make_shared<EventStream>(state, req, meta, pr.gen.n, pr.include_usage, std::move(handle), tok);
-    res.status = 200;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider("text/event-stream",
-                                     [stream](size_t, httplib::DataSink& sink) { return stream->pump(sink); });
-}
-
 std::optional<ApiError> parse_request(HttpServer::State& state, ApiKind kind, const ServingModel& model,
-                                      const httplib::Request& req, ParsedRequest& out) {
+                                      const HttpRequest& req, ParsedRequest& out) {
     Json body;
     if (auto err = parse_json_object(req.body, state.options.limits.max_json_depth, body)) return err;
     const PromptContext ctx{&model.engine->tokenizer(), &model.chat_template, model.bos_token, model.eos_token,
@@ -158,30 +153,37 @@ std::optional<ApiError> parse_request(HttpServer::State& state, ApiKind kind, co
     if (err) return err;
     if (!out.seed_given) out.gen.sampling.seed = state.random_u64();
     // Authentication already passed; the key picks the prefix-cache domain.
-    out.gen.cache_salt = state.options.api_keys.check(req.get_header_value("Authorization")).value_or(0);
+    out.gen.cache_salt = state.options.api_keys.check(req.authorization).value_or(0);
     return std::nullopt;
 }
 
 }  // namespace
 
-void handle_generation(HttpServer::State& state, ApiKind kind, const httplib::Request& req,
-                       httplib::Response& res) {
+HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req) {
     const ServingModel* model = state.model.load();
-    if (!model) return send_error(res, unavailable("The model is still loading"));
+    if (!model) return error_reply(unavailable("The model is still loading"));
     const InFlight in_flight(state);  // before the check, so drain() cannot miss this request
-    if (state.draining.load()) return send_error(res, unavailable("The server is shutting down"));
+    if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
     ParsedRequest pr;
-    if (auto err = parse_request(state, kind, *model, req, pr)) return send_error(res, *err);
+    if (auto err = parse_request(state, kind, *model, req, pr)) return error_reply(*err);
     const ResponseMeta meta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
                             pr.model.empty() ? state.options.model_name : pr.model, pr.gen.top_logprobs >= 0};
     auto handle = model->engine->submit(pr.gen);
     if (!handle) {
-        if (is_overloaded(handle.status())) return send_error(res, overloaded(handle.error()));
-        return send_error(res, bad_request("", handle.error()));
+        if (is_overloaded(handle.status())) return error_reply(overloaded(handle.error()));
+        return error_reply(bad_request("", handle.error()));
     }
     const Tokenizer& tok = model->engine->tokenizer();
-    if (pr.stream) return respond_stream(state, meta, pr, std::move(*handle), tok, req, res);
-    respond_whole(state, meta, pr.gen.n, **handle, tok, req, res);
+    HttpReply reply;
+    if (pr.stream) {
+        reply.content_type = "text/event-stream";
+        reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
+        reply.streamed = true;
+        reply.source = std::make_shared<EventStream>(state, meta, pr.gen.n, pr.include_usage, std::move(*handle), tok);
+    } else {
+        reply.source = std::make_shared<WholeReply>(state, meta, pr.gen.n, std::move(*handle), tok);
+    }
+    return reply;
 }
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 // `tessera serve`'s HTTP front end: an OpenAI-compatible API (chat and text
 // completions, models), llama-server style /tokenize and /detokenize, and the
-// operational endpoints /health, /ready and /metrics.
+// operational endpoints /health, /ready and /metrics, over the event-driven
+// transport of http_transport.h.
 #pragma once
 
 #include <chrono>
@@ -18,15 +19,18 @@ namespace tessera {
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8080;                         // 0: any free port
-    int http_threads = 256;                  // concurrent connections served at once
-    size_t max_body_bytes = size_t{8} << 20; // larger bodies get a 413
-    size_t max_headers = 100;                // more request header fields get a 431
+    int port = 8080;                          // 0: any free port
+    int http_threads = 4;                     // workers running the routes (parse, template, tokenize)
+    size_t max_body_bytes = size_t{8} << 20;  // larger bodies get a 413, whatever their framing
+    size_t max_headers = 100;                 // more request header fields get a 431
+    size_t max_header_bytes = 16384;          // a longer request head gets a 431
+    int64_t max_connections = 16384;          // open connections; past it new ones get a 503
+    int64_t max_client_connections = 1024;    // open connections from one address; 0: no cap
     // Each request (headers and body) must arrive within this long of the
     // connection opening or of its previous response; 0: no deadline.
     std::chrono::milliseconds request_timeout{30000};
-    std::chrono::seconds io_timeout{5};      // one socket read or write (httplib's timeouts)
-    std::string model_name;                  // listed by /v1/models, echoed when a request names none
+    std::chrono::milliseconds io_timeout{5000};  // one write to a client (a stalled reader is dropped)
+    std::string model_name;                      // listed by /v1/models, echoed when a request names none
     ProtocolLimits limits;
     ApiKeys api_keys;
 };

@@ -1,23 +1,25 @@
 // State shared by the HTTP server's route handlers (internal to src/server):
-// options, the loaded model once there is one, the stop flag, and a random
-// source for response ids and default seeds.
+// options, the loaded model once there is one, the drain and stop flags, the
+// transport, and a random source for response ids and default seeds.
 #pragma once
-
-#include <httplib.h>
 
 #include <atomic>
 #include <mutex>
 #include <random>
 
 #include "server/api_error.h"
+#include "server/http_message.h"
 #include "server/http_server.h"
-#include "server/slow_client_guard.h"
+#include "server/http_transport.h"
 
 namespace tessera {
 
+// The route table over a server's state (http_server.cpp).
+HttpRoutes routes_for(HttpServer::State& state);
+
 struct HttpServer::State {
     explicit State(ServerOptions opts)
-        : options(std::move(opts)), slow_clients(options.request_timeout), rng(std::random_device{}()) {}
+        : options(std::move(opts)), transport(options, routes_for(*this)), rng(std::random_device{}()) {}
 
     uint64_t random_u64() {
         std::lock_guard<std::mutex> lock(rng_mu);
@@ -25,13 +27,12 @@ struct HttpServer::State {
     }
 
     ServerOptions options;
-    httplib::Server http;
     std::atomic<const ServingModel*> model{nullptr};
     std::atomic<bool> stopping{false};  // cancel in-flight generations
     std::atomic<bool> draining{false};  // refuse new generations, /ready 503
     std::atomic<int64_t> in_flight{0};  // generation requests not yet fully answered
-    SlowClientGuard slow_clients;
-    int64_t started_at = 0;  // unix seconds, for /v1/models
+    int64_t started_at = 0;             // unix seconds, for /v1/models
+    HttpTransport transport;
 
 private:
     std::mutex rng_mu;
@@ -39,7 +40,7 @@ private:
 };
 
 // Counts one generation request as in flight for its lifetime (a streaming
-// response keeps it until the last byte is written or the client is gone).
+// response keeps it until the last byte is produced or the client is gone).
 class InFlight {
 public:
     explicit InFlight(HttpServer::State& st) : st_(st) { st_.in_flight.fetch_add(1); }
@@ -51,12 +52,7 @@ private:
     HttpServer::State& st_;
 };
 
-// Writes a JSON body (and for 429/503 a Retry-After header).
-void send_json(httplib::Response& res, int status, const Json& body);
-void send_error(httplib::Response& res, const ApiError& error);
-
 // POST /v1/chat/completions and /v1/completions, streaming or not.
-void handle_generation(HttpServer::State& state, ApiKind kind, const httplib::Request& req,
-                       httplib::Response& res);
+HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req);
 
 }  // namespace tessera
