@@ -1,6 +1,7 @@
 // A client connection: the read -> handle -> write cycle of one socket.
 #include "server/http_connection.h"
 
+#include <malloc.h>
 #include <sys/socket.h>
 
 #include <boost/asio/post.hpp>
@@ -68,6 +69,11 @@ void append_chunk(std::string& out, const std::string& data) {
 }
 
 constexpr const char* kLastChunk = "0\r\n\r\n";
+
+// After a request or reply this large, freed heap pages are handed back to
+// the system (malloc_trim), so a burst of big requests does not leave the
+// process gigabytes larger for good.
+constexpr size_t kLargeBytes = size_t{1} << 20;
 
 std::string target_path(beast::string_view target) {
     return std::string(target.substr(0, target.find('?')));
@@ -174,7 +180,9 @@ void HttpConnection::dispatch() {
     parser_.reset();
     owner_.workers().post([self = shared_from_this(), request = std::move(request_)]() mutable {
         HttpReply r = self->owner_.routes().handle(request);
+        const bool large = request.body.size() > kLargeBytes;
         request = HttpRequest{};  // a large body is freed on the worker, not later
+        if (large) malloc_trim(0);
         asio::post(self->socket_.get_executor(),
                    [self, r = std::move(r)]() mutable { self->reply(std::move(r), false); });
     });
@@ -254,7 +262,10 @@ void HttpConnection::on_sent(error_code ec, Next next) {
     arm(write_timer_, write_generation_, std::chrono::milliseconds(0));
     if (closed_) return;
     if (ec) return close();
-    if (out_.capacity() > (size_t{1} << 20)) std::string().swap(out_);
+    if (out_.capacity() > kLargeBytes) {
+        std::string().swap(out_);
+        owner_.workers().post([] { malloc_trim(0); });
+    }
     switch (next) {
         case Next::Pump: return pump();
         case Next::ReadBody: return read_body();
