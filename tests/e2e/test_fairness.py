@@ -19,7 +19,7 @@ from server_fixture import ServerProcess
 # Sanitizer builds (ASAN_OPTIONS, or a TESSERA_BIN under build-*san*) run
 # 5-10x slower: a smaller step budget and prompt keep about as many steps
 # (10-12) in well under a minute.
-SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("UBSAN_OPTIONS") or
+SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TESSERA_SANITIZED") or
                  "san" in os.path.basename(os.path.dirname(os.environ.get("TESSERA_BIN", ""))))
 BUDGET = 64 if SANITIZED else 512        # --max-batch-tokens
 LONG = 640 if SANITIZED else 6000        # long prompt tokens
