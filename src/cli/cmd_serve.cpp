@@ -49,6 +49,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("--max-batch-tokens", e.max_batch_tokens, "token budget per engine step")
         ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--prefill-share", e.prefill_share,
+                   "prefill tokens per step each prompt gets before any gets more (0: FCFS; default: budget / 4)")
+        ->check(CLI::Range(0, 1 << 20));
     app.add_option("--max-seqs", e.max_seqs, "running sequences per step")->check(CLI::Range(1, 4096));
     app.add_option("--max-waiting", e.max_waiting, "waiting requests before new ones get 429")
         ->check(CLI::Range(0, 1 << 20));

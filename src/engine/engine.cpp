@@ -58,7 +58,7 @@ public:
         : model_(model), tokenizer_(tokenizer), options_(options),
           cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
                  static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
-          scheduler_(cache_, SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache}),
+          scheduler_(cache_, SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
           pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
         const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
         const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
@@ -410,6 +410,7 @@ Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& t
     if (options.block_size < 1 || options.block_size > 256) return Status::error("block size must be 1..256");
     if (options.max_batch_tokens < 1) return Status::error("max batch tokens must be positive");
     if (options.max_seqs < 1) return Status::error("max sequences must be positive");
+    if (options.prefill_share < -1) return Status::error("the prefill share must be -1 (auto), 0 (off) or positive");
     TS_RETURN_IF_ERROR(check_kv_types(options.kv_types, model.config().head_dim));
     if (kv_blocks_for(model.config(), options) * options.block_size > INT32_MAX) {
         return Status::error("the KV cache may hold at most " + std::to_string(INT32_MAX) + " tokens");

@@ -24,6 +24,7 @@ struct EngineOptions {
     int64_t ctx_size = 8192;          // total KV tokens when kv_memory_bytes == 0
     int block_size = 16;
     int32_t max_batch_tokens = 512;   // token budget per step
+    int32_t prefill_share = -1;       // fair prefill chunk (SchedulerOptions); 0: FCFS, -1: budget / 4
     int32_t max_seqs = 64;            // running sequences per step
     int32_t max_waiting = 256;        // admission cap; past it submit() is refused
     int64_t max_context = 0;          // per-sequence limit; 0: model's n_ctx_train

@@ -1,9 +1,11 @@
 // Continuous-batching scheduler. Order of each step: running decodes first
-// (so generation keeps flowing while long prompts prefill), then running
-// prefill chunks, then FCFS admission of waiting sequences (holding back those
-// whose prefix a running sequence is still computing). When blocks run
-// out the prefix cache is evicted first, then the newest running sequence is
-// preempted and later recomputed.
+// (so generation keeps flowing while long prompts prefill), then prefill
+// chunks of running and waiting prompts -- FCFS, or with prefill_share the
+// oldest first and then the shortest, each up to the share, the rest of the
+// budget topping them up -- holding back waiting ones whose prefix a running
+// sequence is still computing. When blocks run out the prefix cache is
+// evicted first, then the newest running sequence is preempted and later
+// recomputed.
 #include "sched/scheduler.h"
 
 #include <algorithm>
@@ -81,76 +83,123 @@ bool Scheduler::held_for_shared_prefill(const Sequence& seq) {
     return pending > 0 && pending > prefix_.cached_tokens(lookup, seq.cache_salt);
 }
 
+int64_t Scheduler::share() const {
+    if (options_.prefill_share >= 0) return options_.prefill_share;
+    return std::max<int64_t>(1, options_.max_batch_tokens / 4);
+}
+
 ScheduleOutput Scheduler::schedule() {
     ScheduleOutput out;
     int64_t budget = options_.max_batch_tokens;
-    auto schedule_running = [&](bool decode_pass) {
-        for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
-            Sequence* seq = *it;
-            const bool is_decode = seq->n_uncomputed() == 1;
-            if (is_decode != decode_pass) {
-                ++it;
-                continue;
-            }
-            const int64_t n = std::min(seq->n_uncomputed(), budget);
-            bool preempted_self = false;
-            while (!ensure_blocks(*seq, n)) {
-                Sequence* victim = running_.back();
-                ++out.n_preempted;
-                if (victim == seq) {
-                    preempted_self = true;
-                    break;
-                }
-                // A victim already scheduled this step gives its tokens back.
-                for (auto r = out.runs.begin(); r != out.runs.end(); ++r) {
-                    if (r->seq == victim) {
-                        budget += r->n_tokens;
-                        out.n_tokens -= r->n_tokens;
-                        out.runs.erase(r);
-                        break;
-                    }
-                }
-                preempt(*victim);
-            }
-            if (preempted_self) {
-                preempt(*seq);
-                break;  // seq was the newest: nothing after it is left
-            }
-            out.runs.push_back({seq, static_cast<int32_t>(n), n == seq->n_uncomputed()});
-            out.n_tokens += static_cast<int32_t>(n);
-            budget -= n;
-            ++it;
-        }
-    };
-    schedule_running(true);
-    schedule_running(false);
-
-    // FCFS admission. A sequence held back for a prefix another one is still
-    // computing keeps its place; those behind it may pass. Holds only point
-    // at running sequences, which advance every step (or get preempted or
-    // cancelled, which ends the hold), so nothing waits forever on them.
-    for (auto it = waiting_.begin();
-         it != waiting_.end() && budget > 0 && running_.size() < static_cast<size_t>(options_.max_seqs);) {
-        Sequence* seq = *it;
-        if (held_for_shared_prefill(*seq)) {
-            ++it;
-            continue;
-        }
-        const int64_t hit = admit_prefix(*seq);
-        const int64_t n = std::min(seq->n_uncomputed(), budget);
-        if (!ensure_blocks(*seq, n)) {
-            release(*seq);  // keep nothing while waiting for memory
-            break;
-        }
-        note_admission(*seq, hit);
-        it = waiting_.erase(it);
-        seq->status = SeqStatus::Running;
-        running_.push_back(seq);
-        out.runs.push_back({seq, static_cast<int32_t>(n), n == seq->n_uncomputed()});
-        out.n_tokens += static_cast<int32_t>(n);
-        budget -= n;
-    }
+    schedule_decodes(out, budget);
+    schedule_prefills(out, budget);
     return out;
+}
+
+bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget) {
+    while (!ensure_blocks(seq, n)) {
+        Sequence* victim = running_.back();
+        ++out.n_preempted;
+        // A victim already scheduled this step gives its tokens back.
+        for (auto r = out.runs.begin(); r != out.runs.end(); ++r) {
+            if (r->seq == victim) {
+                budget += r->n_tokens;
+                out.n_tokens -= r->n_tokens;
+                out.runs.erase(r);
+                break;
+            }
+        }
+        preempt(*victim);
+        if (victim == &seq) return false;
+    }
+    out.runs.push_back({&seq, static_cast<int32_t>(n), n == seq.n_uncomputed()});
+    out.n_tokens += static_cast<int32_t>(n);
+    budget -= n;
+    return true;
+}
+
+void Scheduler::schedule_decodes(ScheduleOutput& out, int64_t& budget) {
+    for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
+        Sequence* seq = *it;
+        if (seq->n_uncomputed() == 1 && !run_running(*seq, 1, out, budget)) break;  // seq was the newest
+        ++it;  // preemption only removes the newest, never seq or those before it
+    }
+}
+
+size_t Scheduler::order_prefills() {
+    prefills_.clear();
+    for (Sequence* s : running_) {
+        if (s->n_uncomputed() != 1) prefills_.push_back({s, false, s->n_uncomputed()});
+    }
+    for (Sequence* s : waiting_) prefills_.push_back({s, true, static_cast<int64_t>(s->tokens.size())});
+    if (share() == 0 || prefills_.empty()) return 0;  // FCFS: running by admission, then waiting
+    // Shortest first (FCFS among equals); the oldest arrival is served first.
+    std::stable_sort(prefills_.begin(), prefills_.end(),
+                     [](const Prefill& a, const Prefill& b) { return a.remaining < b.remaining; });
+    size_t oldest = 0;
+    for (size_t i = 1; i < prefills_.size(); ++i) {
+        if (prefills_[i].seq->arrival < prefills_[oldest].seq->arrival) oldest = i;
+    }
+    return oldest;
+}
+
+void Scheduler::schedule_prefills(ScheduleOutput& out, int64_t& budget) {
+    const size_t first = order_prefills();
+    const int64_t cap = share() > 0 ? share() : budget;
+    // A sequence held back for a prefix another one is still computing keeps
+    // its place; the others may pass. Holds only point at running sequences,
+    // which advance every step (or get preempted or cancelled, which ends
+    // the hold), so nothing waits forever on them. Admission stops at the
+    // first sequence that does not fit and after any preemption: memory is
+    // short, and a sequence admitted now would only be preempted again.
+    bool admitting = out.n_preempted == 0;
+    for (size_t k = 0; k < prefills_.size() && budget > 0; ++k) {
+        const size_t i = k == 0 ? first : (k <= first ? k - 1 : k);  // `first`, then the rest in order
+        Sequence& seq = *prefills_[i].seq;
+        if (!prefills_[i].waiting) {
+            if (seq.status != SeqStatus::Running) continue;  // preempted earlier in this step
+            run_running(seq, std::min({seq.n_uncomputed(), cap, budget}), out, budget);
+            if (out.n_preempted > 0) admitting = false;
+        } else if (admitting && seq.status == SeqStatus::Waiting &&
+                   running_.size() < static_cast<size_t>(options_.max_seqs) && !held_for_shared_prefill(seq)) {
+            admitting = admit(seq, cap, out, budget);
+        }
+    }
+    top_up(out, budget);
+}
+
+bool Scheduler::admit(Sequence& seq, int64_t cap, ScheduleOutput& out, int64_t& budget) {
+    const int64_t hit = admit_prefix(seq);
+    const int64_t n = std::min({seq.n_uncomputed(), cap, budget});
+    if (!ensure_blocks(seq, n)) {
+        release(seq);  // keep nothing while waiting for memory
+        return false;
+    }
+    note_admission(seq, hit);
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &seq));
+    seq.status = SeqStatus::Running;
+    running_.push_back(&seq);
+    out.runs.push_back({&seq, static_cast<int32_t>(n), n == seq.n_uncomputed()});
+    out.n_tokens += static_cast<int32_t>(n);
+    budget -= n;
+    return true;
+}
+
+// The step's leftover budget extends prefill chunks, shortest prompt first,
+// so a lone long prompt still takes the whole budget. Blocks for the extra
+// tokens come from free or evictable blocks only: nobody is preempted for them.
+void Scheduler::top_up(ScheduleOutput& out, int64_t& budget) {
+    for (const Prefill& p : prefills_) {
+        if (budget <= 0) return;
+        auto r = std::find_if(out.runs.begin(), out.runs.end(), [&](const ScheduledRun& x) { return x.seq == p.seq; });
+        if (r == out.runs.end() || r->logits) continue;
+        const int64_t n = r->n_tokens + std::min(p.seq->n_uncomputed() - r->n_tokens, budget);
+        if (!ensure_blocks(*p.seq, n)) continue;
+        budget -= n - r->n_tokens;
+        out.n_tokens += static_cast<int32_t>(n - r->n_tokens);
+        r->n_tokens = static_cast<int32_t>(n);
+        r->logits = n == p.seq->n_uncomputed();
+    }
 }
 
 void Scheduler::commit(const ScheduleOutput& out) {

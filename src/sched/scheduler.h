@@ -3,7 +3,8 @@
 // budget and a sequence cap, matching cached prefixes on admission (and
 // waiting for a prefix another sequence is computing, prefill_sharing.h), and
 // preempts the most recently admitted sequence (recompute later) when KV
-// blocks run out.
+// blocks run out. Prefill chunks share each step fairly (prefill_share), so a
+// short prompt is not starved by a long one being prefilled.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,13 @@ struct SchedulerOptions {
     int32_t max_batch_tokens = 512;
     int32_t max_seqs = 64;
     bool prefix_cache = true;
+    // Fair prefill: while several prompts prefill, the oldest gets up to this
+    // many tokens of the step, then every other one up to as many, shortest
+    // first; what is left goes to the shortest. So a short prompt's first
+    // chunk runs in the next step whatever long prompts are being prefilled,
+    // and the oldest prompt always progresses. 0: FCFS (the oldest prefill
+    // may take the whole budget); -1: max_batch_tokens / 4.
+    int32_t prefill_share = -1;
 };
 
 struct ScheduledRun {
@@ -70,6 +78,23 @@ public:
     int64_t unfilled_kv_slots() const { return tables_.unfilled(running_); }
 
 private:
+    struct Prefill {
+        Sequence* seq;
+        bool waiting;       // not admitted yet
+        int64_t remaining;  // prompt tokens left to compute (before prefix matching)
+    };
+
+    int64_t share() const;
+    void schedule_decodes(ScheduleOutput& out, int64_t& budget);
+    void schedule_prefills(ScheduleOutput& out, int64_t& budget);
+    size_t order_prefills();  // fills prefills_; returns the index of the one served first
+    // Schedules n tokens of a running sequence, preempting the newest ones
+    // for blocks; false when seq itself was the newest and got preempted.
+    bool run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget);
+    // Admits a waiting sequence with a first chunk of at most `cap`; false when
+    // its blocks do not fit (it keeps nothing).
+    bool admit(Sequence& seq, int64_t cap, ScheduleOutput& out, int64_t& budget);
+    void top_up(ScheduleOutput& out, int64_t& budget);
     bool ensure_blocks(Sequence& seq, int64_t n_new) { return tables_.ensure(seq, seq.n_computed + n_new); }
     int64_t admit_prefix(Sequence& seq);  // returns the prompt tokens the cache served
     void note_admission(Sequence& seq, int64_t hit);
@@ -84,6 +109,7 @@ private:
     std::deque<Sequence*> waiting_;
     std::list<Sequence*> running_;  // admission order, oldest first
     std::vector<int32_t> block_ids_;  // cache_blocks' scratch (grown, never shrunk)
+    std::vector<Prefill> prefills_;   // schedule's scratch (grown, never shrunk)
     uint64_t queried_tokens_ = 0;
     uint64_t hit_tokens_ = 0;
 };

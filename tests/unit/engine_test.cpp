@@ -154,6 +154,25 @@ TEST_F(EngineTest, RequestsSubmittedTogetherShareAPrefixStillBeingPrefilled) {
     for (int k = 0; k < 8; ++k) EXPECT_EQ(results[k].text[0], reference(requests[k])) << k;
 }
 
+TEST_F(EngineTest, FairPrefillChunksKeepOutputs) {
+    // A 48-token budget with an 8-token share cuts the long prompt into many
+    // chunks that interleave with the short prompts' and their decodes, in
+    // a different order than FCFS would: the greedy text does not change.
+    auto engine = Engine::start(*model_, *tokenizer_,
+                                EngineOptions{.threads = 2, .max_batch_tokens = 48, .prefill_share = 8});
+    ASSERT_TRUE(engine.ok()) << engine.error();
+    std::string text;
+    for (int k = 0; k < 16; ++k) text += "Paragraph " + std::to_string(k) + " is about rivers and the sea. ";
+    std::vector<GenerationRequest> requests{greedy(text + "Summary:", 8)};
+    for (int k = 0; k < 3; ++k) requests.push_back(greedy(kPrompts[k], 8));
+    ASSERT_GE(requests[0].prompt.size(), 150u);
+    std::vector<std::shared_ptr<RequestHandle>> handles;
+    for (const auto& r : requests) handles.push_back(*(*engine)->submit(r));
+    std::vector<Collected> results;
+    for (auto& h : handles) results.push_back(collect(*h));
+    for (size_t k = 0; k < requests.size(); ++k) EXPECT_EQ(results[k].text[0], reference(requests[k])) << k;
+}
+
 TEST_F(EngineTest, ParallelChoicesShareThePrompt) {
     auto engine = Engine::start(*model_, *tokenizer_, EngineOptions{.threads = 2});
     ASSERT_TRUE(engine.ok());
