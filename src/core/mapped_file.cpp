@@ -1,6 +1,8 @@
 // POSIX mmap of a whole file, read-only and private.
 #include "core/mapped_file.h"
 
+#include "core/sigbus_guard.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,9 +18,12 @@ namespace tessera {
 MappedFile::~MappedFile() { release(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+    : data_(other.data_), size_(other.size_), fd_(other.fd_), guard_slot_(other.guard_slot_),
+      path_(std::move(other.path_)) {
     other.data_ = nullptr;
     other.size_ = 0;
+    other.fd_ = -1;
+    other.guard_slot_ = -1;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -26,28 +31,30 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         release();
         data_ = other.data_;
         size_ = other.size_;
+        fd_ = other.fd_;
+        guard_slot_ = other.guard_slot_;
         path_ = std::move(other.path_);
         other.data_ = nullptr;
         other.size_ = 0;
+        other.fd_ = -1;
+        other.guard_slot_ = -1;
     }
     return *this;
 }
 
 void MappedFile::release() {
+    sigbus_guard::unregister_mapping(guard_slot_);  // before the range can be reused
+    guard_slot_ = -1;
     if (data_ != nullptr && size_ > 0) munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
     data_ = nullptr;
     size_ = 0;
+    fd_ = -1;
 }
 
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
-
-// Closes a descriptor on every way out of open().
-struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-};
 
 // Field `field` (in kB) of the mapping starting at `start` in
 // /proc/self/smaps; 0 where that cannot be read.
@@ -77,11 +84,11 @@ size_t smaps_kib(const void* start, const char* field) {
 Expected<MappedFile> MappedFile::open(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::error("cannot open '" + path + "': " + std::strerror(errno));
-    const FdCloser closer{fd};
+    MappedFile file;  // owns fd from here on, on every way out
+    file.fd_ = fd;
     struct stat st {};
     if (fstat(fd, &st) != 0) return Status::error("cannot stat '" + path + "': " + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) return Status::error("'" + path + "' is not a regular file");
-    MappedFile file;
     file.path_ = path;
     file.size_ = static_cast<size_t>(st.st_size);
     if (file.size_ > 0) {
@@ -94,15 +101,16 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
         madvise(p, file.size_, MADV_HUGEPAGE);  // advice: failing changes nothing (see the header)
     }
     TS_RETURN_IF_ERROR(file.populate());
-    if (!file.mostly_small_pages()) return file;
-    // Nothing on 2 MiB pages yet: whether this kernel, filesystem and memory
-    // give the file any is told by its first 2 MiB, read back alone, before
-    // the whole file is.
-    if (file.huge_page_bytes() == 0) {
-        TS_RETURN_IF_ERROR(file.read_back(fd, kHugePage));
-        if (file.huge_page_bytes() == 0) return file;
+    if (file.mostly_small_pages()) {
+        // Nothing on 2 MiB pages yet: whether this kernel, filesystem and
+        // memory give the file any is told by its first 2 MiB, read back
+        // alone, before the whole file is.
+        if (file.huge_page_bytes() == 0) TS_RETURN_IF_ERROR(file.read_back(fd, kHugePage));
+        if (file.huge_page_bytes() > 0) TS_RETURN_IF_ERROR(file.read_back(fd, file.size_));
     }
-    TS_RETURN_IF_ERROR(file.read_back(fd, file.size_));
+    // From here on a shrinking file no longer kills the process (header).
+    // Where the registry is full the mapping is unguarded, as it always was.
+    file.guard_slot_ = sigbus_guard::register_mapping(file.data_, file.size_);
     return file;
 }
 
@@ -137,6 +145,13 @@ Status MappedFile::populate() const {
 #else
     return ok_status();
 #endif
+}
+
+bool MappedFile::damaged() const { return sigbus_guard::damaged(guard_slot_); }
+
+bool MappedFile::shrunk() const {
+    struct stat st {};
+    return fd_ >= 0 && fstat(fd_, &st) == 0 && static_cast<size_t>(st.st_size) < size_;
 }
 
 size_t MappedFile::huge_page_bytes() const { return data_ == nullptr ? 0 : smaps_kib(data_, "FilePmdMapped") * 1024; }

@@ -5,7 +5,11 @@
 // pages into SIGBUS. open() therefore faults every page in through
 // populate(), which reports a shrunk file as an error instead; callers run it
 // again once they have read what they need (GgufFile::open does), so a file
-// cut while it is being loaded fails the load cleanly.
+// cut while it is being loaded fails the load cleanly. After the load, the
+// mapping is registered with sigbus_guard: a read of a page the file lost
+// returns zeros instead of killing the process, and damaged() turns true, so
+// the owner (the engine) fails its requests; shrunk() also tells a file cut
+// within its last page, whose lost bytes read as zeros with no fault at all.
 //
 // How the page cache holds a model file matters to decode speed: the 1.1B
 // test model decoded at 46 t/s while its file sat in the cache as written
@@ -54,6 +58,13 @@ public:
     // /proc/self/smaps' FilePmdMapped); 0 where that cannot be read.
     size_t huge_page_bytes() const;
 
+    // True once a read of this mapping faulted because the file had shrunk
+    // (the read returned zeros; see sigbus_guard.h). Sticky; async-safe.
+    bool damaged() const;
+    // Whether the file (the inode mapped, whatever its name is now) is
+    // shorter than the mapping: one fstat.
+    bool shrunk() const;
+
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
@@ -69,6 +80,8 @@ private:
     void release();
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
+    int fd_ = -1;          // kept open for shrunk()
+    int guard_slot_ = -1;  // sigbus_guard slot; -1 before the load completes
     std::string path_;
 };
 

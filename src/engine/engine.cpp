@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <list>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/sigbus_guard.h"
 #include "engine/choice.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
@@ -84,7 +86,12 @@ public:
     const EngineOptions& options() const { return options_; }
     const EngineMetrics& metrics() const { return metrics_; }
     int64_t max_context() const { return max_context_; }
+    bool model_damaged() const {
+        const MappedFile* m = model_.gguf().mapping();
+        return damaged_.load(std::memory_order_acquire) || (m != nullptr && m->damaged());
+    }
     bool healthy(std::chrono::milliseconds stall) const {
+        if (!model_.check_file().ok()) return false;
         if (!busy_.load(std::memory_order_relaxed)) return true;
         return now_ns() - last_progress_ns_.load(std::memory_order_relaxed) <
                std::chrono::duration_cast<std::chrono::nanoseconds>(stall).count();
@@ -104,6 +111,7 @@ private:
     void emit(Choice& choice, std::string text);
     void finish(Choice& choice, FinishReason reason, const std::string& error = {});
     void retire_done();
+    bool fail_if_model_damaged();
 
     Model& model_;
     const Tokenizer& tokenizer_;
@@ -122,6 +130,7 @@ private:
 
     std::atomic<int64_t> last_progress_ns_{0};
     std::atomic<bool> busy_{false};
+    std::atomic<bool> damaged_{false};  // set once by the engine thread (model_damaged())
     std::list<std::unique_ptr<Choice>> choices_;  // engine thread only
     std::unordered_map<const Sequence*, Choice*> owner_;  // scheduler sequence -> its choice
     Batch batch_;
@@ -131,6 +140,7 @@ private:
 
 Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest request) {
     const int32_t n_vocab = model_.config().n_vocab;
+    if (model_damaged()) return Status::error(model_.file_changed_message());
     if (request.prompt.empty()) return Status::error("the prompt is empty");
     for (int32_t t : request.prompt) {
         if (t < 0 || t >= n_vocab) return Status::error("prompt token id " + std::to_string(t) + " is out of range");
@@ -178,6 +188,7 @@ void Engine::Impl::loop() {
         }
         take_incoming(incoming);
         handle_cancellations();
+        if (damaged_.load(std::memory_order_relaxed)) fail_if_model_damaged();  // submitted just before
         busy_.store(!scheduler_.idle(), std::memory_order_relaxed);
         if (!scheduler_.idle()) step();
         retire_done();
@@ -273,6 +284,7 @@ void Engine::Impl::step() {
     }
     Status st = model_.forward_batch(batch_, cache_, logits_, pool_);
     metrics_.steps.fetch_add(1, std::memory_order_relaxed);
+    if (fail_if_model_damaged()) return;  // this step's logits may come from zeroed weights
     if (!st.ok()) {
         for (Choice* c : owners) finish(*c, FinishReason::Error, st.message());
         return;
@@ -395,6 +407,24 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
     for (auto& f : choice.pending_forks) finish(*f, reason, error);
 }
 
+// The model file changed on disk: nothing it computes can be trusted any
+// more, so every request in flight ends with an error (one log line says
+// why) and submit() refuses new ones. Returns whether that is the case.
+bool Engine::Impl::fail_if_model_damaged() {
+    if (!damaged_.load(std::memory_order_relaxed)) {
+        const Status file = model_.check_file();
+        if (file.ok()) return false;
+        damaged_.store(true, std::memory_order_release);
+        std::fprintf(stderr,
+                     "tessera: error: %s (reads of lost pages so far: %lu, answered with zeros; %zu requests in "
+                     "flight failed; new ones get errors)\n",
+                     file.message().c_str(), sigbus_guard::absorbed_faults(), choices_.size());
+    }
+    const std::string message = model_.file_changed_message();
+    for (auto& c : choices_) finish(*c, FinishReason::Error, message);
+    return true;
+}
+
 void Engine::Impl::retire_done() {
     for (auto it = choices_.begin(); it != choices_.end();) {
         if ((*it)->done) {
@@ -431,5 +461,6 @@ const EngineOptions& Engine::options() const { return impl_->options(); }
 const EngineMetrics& Engine::metrics() const { return impl_->metrics(); }
 int64_t Engine::max_context() const { return impl_->max_context(); }
 bool Engine::healthy(std::chrono::milliseconds stall) const { return impl_->healthy(stall); }
+bool Engine::model_damaged() const { return impl_->model_damaged(); }
 
 }  // namespace tessera

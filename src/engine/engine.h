@@ -37,8 +37,10 @@ public:
     static Expected<std::unique_ptr<Engine>> start(Model& model, const Tokenizer& tokenizer, EngineOptions options);
     ~Engine();  // stops the thread; unfinished requests end with FinishReason::Cancelled
 
-    // Thread-safe. Errors: invalid request (message for a 400), or the waiting
-    // queue is full (is_overloaded() tells the two apart, for a 429/503).
+    // Thread-safe. Errors: invalid request (message for a 400), the waiting
+    // queue is full (is_overloaded() tells, for a 429/503), or the model file
+    // changed on disk (model_damaged() tells, for a 503; every later submit
+    // fails so, until a restart).
     Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
 
     const Tokenizer& tokenizer() const;
@@ -46,8 +48,15 @@ public:
     const EngineOptions& options() const;
     const EngineMetrics& metrics() const;
     int64_t max_context() const;       // prompt + max_tokens must fit
-    // False when the loop has work but made no progress for `stall`.
+    // False when the loop has work but made no progress for `stall`, or
+    // when the model file is damaged or shorter than its mapping.
     bool healthy(std::chrono::milliseconds stall = std::chrono::seconds(30)) const;
+    // True once the model file changed under the running engine (a read
+    // faulted on a page the file lost, or a step found the file shorter):
+    // the requests of that step and all running ones ended with
+    // FinishReason::Error and Model::file_changed_message(); later submits
+    // fail with that message. Sticky. Thread-safe, lock-free.
+    bool model_damaged() const;
 
     class Impl;
 

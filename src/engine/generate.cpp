@@ -39,6 +39,7 @@ Expected<GenerateResult> generate(Model& model, const Tokenizer& tokenizer, std:
     std::vector<float> logits;
     auto t0 = std::chrono::steady_clock::now();
     TS_RETURN_IF_ERROR(model.forward(cache, seq, prompt, false, logits, pool));
+    TS_RETURN_IF_ERROR(model.check_file());  // weights read as zeros: logits are junk
     result.prompt_seconds = seconds_since(t0);
 
     t0 = std::chrono::steady_clock::now();
@@ -65,6 +66,7 @@ Expected<GenerateResult> generate(Model& model, const Tokenizer& tokenizer, std:
         if (static_cast<int32_t>(result.tokens.size()) >= options.max_tokens) break;
         const int32_t next[1] = {token};
         TS_RETURN_IF_ERROR(model.forward(cache, seq, next, false, logits, pool));
+        TS_RETURN_IF_ERROR(model.check_file());
     }
     if (!stop_string_hit && keep_going) {
         // Text held back for a possible stop string or a partial character.

@@ -100,6 +100,18 @@ Expected<std::unique_ptr<Model>> Model::from_gguf(GgufFile file) {
     return std::unique_ptr<Model>(new Model(std::move(file), std::move(*config), std::move(*weights)));
 }
 
+Status Model::check_file() const {
+    const MappedFile* m = file_.mapping();
+    if (m == nullptr || (!m->damaged() && !m->shrunk())) return ok_status();
+    return Status::error(file_changed_message());
+}
+
+std::string Model::file_changed_message() const {
+    const MappedFile* m = file_.mapping();
+    return "the model file '" + (m ? m->path() : std::string("?")) +
+           "' changed on disk (truncated?) while being served; restart the server";
+}
+
 KvCache Model::make_kv_cache(int64_t n_ctx, KvTypes types, int block_size) const {
     const int64_t n_blocks = std::max<int64_t>(1, (n_ctx + block_size - 1) / block_size);
     return KvCache(config_.n_layer, config_.n_head_kv, config_.head_dim, static_cast<int>(n_blocks), block_size, types);

@@ -30,6 +30,15 @@ public:
     const GgufFile& gguf() const { return file_; }
     const ModelWeights& weights() const { return weights_; }
 
+    // An error once the model's file changed under its mapping: a read
+    // faulted on a page the file lost (and got zeros, see core/sigbus_guard.h)
+    // or the file is now shorter than the mapping. Every forward pass since
+    // may have used zeros for weights, so its output must not be trusted; the
+    // state is sticky until the file is loaded again. Thread-safe (one fstat).
+    Status check_file() const;
+    // The message check_file() fails with; "changed on disk" is its key phrase.
+    std::string file_changed_message() const;
+
     // A KV cache sized for n_ctx tokens of this model, K/V stored as `types`
     // (which must pass check_kv_types for this model's head_dim).
     KvCache make_kv_cache(int64_t n_ctx, KvTypes types = {}, int block_size = 16) const;

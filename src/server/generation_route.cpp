@@ -30,10 +30,10 @@ void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {
 // cancelled when the client goes, the server stops, or the reply is dropped.
 class GenerationSource : public ReplySource {
 public:
-    GenerationSource(HttpServer::State& state, ResponseMeta meta, int32_t n, std::shared_ptr<RequestHandle> handle,
-                     const Tokenizer& tok)
-        : state_(state), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
-          piece_(piece_fn(tok)) {}
+    GenerationSource(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n,
+                     std::shared_ptr<RequestHandle> handle)
+        : state_(state), engine_(engine), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
+          piece_(piece_fn(engine.tokenizer())) {}
     ~GenerationSource() override { handle_->cancel(); }  // no-op once finished
 
     void set_waker(std::function<void()> wake) override {
@@ -54,6 +54,7 @@ protected:
     }
 
     HttpServer::State& state_;
+    const Engine& engine_;
     InFlight in_flight_;
     const ResponseMeta meta_;
     const int32_t n_;
@@ -87,6 +88,7 @@ public:
 private:
     HttpReply finish() const {
         for (const ChoiceResult& c : choices_) {
+            if (c.finish == FinishReason::Error && engine_.model_damaged()) return error_reply(unavailable(error_));
             if (c.finish == FinishReason::Error) return error_reply(internal_error("Generation failed: " + error_));
             if (c.finish == FinishReason::Cancelled) {
                 return error_reply(unavailable("The request was cancelled (server shutting down)"));
@@ -103,9 +105,9 @@ private:
 // A streamed reply: SSE chunks as the engine produces tokens.
 class EventStream final : public GenerationSource {
 public:
-    EventStream(HttpServer::State& state, ResponseMeta meta, int32_t n, bool include_usage,
-                std::shared_ptr<RequestHandle> handle, const Tokenizer& tok)
-        : GenerationSource(state, std::move(meta), n, std::move(handle), tok), include_usage_(include_usage),
+    EventStream(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n, bool include_usage,
+                std::shared_ptr<RequestHandle> handle)
+        : GenerationSource(state, engine, std::move(meta), n, std::move(handle)), include_usage_(include_usage),
           offsets_(static_cast<size_t>(n), 0) {}
 
     bool poll(std::string& out) override {
@@ -171,17 +173,18 @@ HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRe
     auto handle = model->engine->submit(pr.gen);
     if (!handle) {
         if (is_overloaded(handle.status())) return error_reply(overloaded(handle.error()));
+        if (model->engine->model_damaged()) return error_reply(unavailable(handle.error()));
         return error_reply(bad_request("", handle.error()));
     }
-    const Tokenizer& tok = model->engine->tokenizer();
+    const Engine& engine = *model->engine;
     HttpReply reply;
     if (pr.stream) {
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        reply.source = std::make_shared<EventStream>(state, meta, pr.gen.n, pr.include_usage, std::move(*handle), tok);
+        reply.source = std::make_shared<EventStream>(state, engine, meta, pr.gen.n, pr.include_usage, std::move(*handle));
     } else {
-        reply.source = std::make_shared<WholeReply>(state, meta, pr.gen.n, std::move(*handle), tok);
+        reply.source = std::make_shared<WholeReply>(state, engine, meta, pr.gen.n, std::move(*handle));
     }
     return reply;
 }

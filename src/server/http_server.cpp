@@ -32,6 +32,7 @@ HttpReply handle_ready(State& st) {
     const ServingModel* m = st.model.load();
     if (!m) return error_reply(unavailable("The model is still loading"));
     if (st.draining.load()) return error_reply(unavailable("The server is shutting down"));
+    if (m->engine->model_damaged()) return error_reply(unavailable("The model file changed on disk; restart the server"));
     if (!m->engine->healthy()) return error_reply(unavailable("The engine is not making progress"));
     return json_reply(200, {{"status", "ready"}});
 }

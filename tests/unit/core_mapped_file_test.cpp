@@ -1,5 +1,6 @@
 // Model files changed under a running process: a file cut short while it is
-// mapped must fail the load with a message (not SIGBUS), and a file whose
+// mapped must fail the load with a message (not SIGBUS), one cut short while
+// the engine serves it must fail requests (not the process), and a file whose
 // weights are overwritten in place after loading must not crash generation.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -181,6 +183,52 @@ TEST(MappedFileTest, WeightsOverwrittenInPlaceAfterLoadDoNotCrash) {
         }
         EXPECT_EQ(finished, 2);
     }
+}
+
+// The engine serving a model whose file is cut to half: the next request
+// reads lost pages (zeros, core/sigbus_guard.h) and ends with an error that
+// says so; later submits are refused; the engine reports itself unhealthy.
+TEST(MappedFileTest, ModelTruncatedWhileServingFailsRequestsNotTheProcess) {
+    const char* model_path = std::getenv("TESSERA_MODEL");
+    if (!model_path) GTEST_SKIP() << "TESSERA_MODEL not set";
+    TempFile f("tessera-cut.gguf");
+    fs::copy_file(model_path, f.path(), fs::copy_options::overwrite_existing);
+    auto model = Model::load(f.path());
+    ASSERT_TRUE(model.ok()) << model.error();
+    auto tokenizer = Tokenizer::from_gguf((*model)->gguf());
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
+    auto engine = Engine::start(**model, *tokenizer, EngineOptions{.threads = 2});
+    ASSERT_TRUE(engine.ok()) << engine.error();
+    GenerationRequest r;
+    r.prompt = tokenizer->encode("The capital of France is", true, false);
+    r.max_tokens = 4;
+    r.ignore_eos = true;
+    auto run = [&](FinishReason want) {
+        auto h = (*engine)->submit(r);
+        ASSERT_TRUE(h.ok()) << h.error();
+        std::optional<StreamEvent> e;
+        do {
+            e = (*h)->next(std::chrono::seconds(60));
+            ASSERT_TRUE(e.has_value()) << "no event for 60 s";
+        } while (e->finish == FinishReason::None);
+        EXPECT_EQ(e->finish, want) << e->error;
+        if (want == FinishReason::Error) {
+            EXPECT_NE(e->error.find("changed on disk"), std::string::npos) << e->error;
+        }
+    };
+    run(FinishReason::Length);
+    EXPECT_FALSE((*engine)->model_damaged());
+    EXPECT_TRUE((*engine)->healthy());
+
+    ASSERT_EQ(truncate(f.path().c_str(), static_cast<off_t>(fs::file_size(f.path()) / 2)), 0);
+    EXPECT_FALSE((*engine)->healthy()) << "the file is shorter than its mapping";
+    run(FinishReason::Error);
+    EXPECT_TRUE((*model)->gguf().mapping()->damaged()) << "the forward pass read no lost page?";
+    EXPECT_TRUE((*engine)->model_damaged());
+    auto refused = (*engine)->submit(r);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("changed on disk"), std::string::npos) << refused.error();
+    EXPECT_FALSE(is_overloaded(refused.status()));
 }
 
 }  // namespace
