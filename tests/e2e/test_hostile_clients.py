@@ -272,25 +272,29 @@ def request_latencies(base_url, n=15):
 
 def test_idle_connections_do_not_slow_others(server):
     """2,000 idle connections (from four client addresses, reopened when the server drops them) cost
-    sockets, not threads: a normal request's latency stays within 20% of the same run's baseline."""
+    sockets, not threads: a normal request's latency stays within 20% of a baseline measured in the
+    same run (three rounds, alternating without and with the idle connections, medians compared)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-    base = statistics.median(request_latencies(server.base_url))
-    stop, counts = threading.Event(), {}
-    holder = threading.Thread(target=hold_idle_connections,
-                              args=(server.port, [f"127.0.0.{i}" for i in range(2, 6)], 500, stop, counts))
-    holder.start()
-    try:
-        deadline = time.time() + 60
-        while "opened" not in counts and time.time() < deadline:
-            time.sleep(0.1)
-        assert counts.get("opened") == 2000
-        loaded = statistics.median(request_latencies(server.base_url))
-    finally:
-        stop.set()
-        holder.join(60)
+    base, loaded = [], []
+    for _ in range(3):
+        base.append(statistics.median(request_latencies(server.base_url)))
+        stop, counts = threading.Event(), {}
+        holder = threading.Thread(target=hold_idle_connections,
+                                  args=(server.port, [f"127.0.0.{i}" for i in range(2, 6)], 500, stop, counts))
+        holder.start()
+        try:
+            deadline = time.time() + 60
+            while "opened" not in counts and time.time() < deadline:
+                time.sleep(0.1)
+            assert counts.get("opened") == 2000
+            loaded.append(statistics.median(request_latencies(server.base_url)))
+        finally:
+            stop.set()
+            holder.join(60)
+    b, l = statistics.median(base), statistics.median(loaded)
     slack = 0.2 if not SANITIZED else 1.0
-    assert loaded <= base * (1 + slack) + 0.005, f"median {loaded * 1000:.1f} ms vs {base * 1000:.1f} ms"
+    assert l <= b * (1 + slack) + 0.005, f"median {l * 1000:.1f} ms vs {b * 1000:.1f} ms ({loaded} vs {base})"
 
 
 def test_per_client_connection_cap(tessera_bin, model_path):
