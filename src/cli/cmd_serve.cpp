@@ -59,6 +59,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->transform(CLI::AsSizeValue(false));
     app.add_option("--max-headers", s.max_headers, "request header fields before a 431")
         ->check(CLI::Range(1, 10000));
+    app.add_option("--max-response-tokens", s.limits.max_response_tokens,
+                   "largest n x max_tokens x (top_logprobs + 1) of a non-streamed response")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     app.add_option("--request-timeout", f.request_timeout_s,
                    "seconds a connection has to send each whole request (0: no limit)")
         ->check(CLI::Range(0.0, 86400.0));
