@@ -324,7 +324,8 @@ def main():
     ap.add_argument("--skip", nargs="*", default=[], help="attack numbers (1-based) to leave out")
     ap.add_argument("--json")
     a = ap.parse_args()
-    resource.setrlimit(resource.RLIMIT_NOFILE, (65536, 65536))  # as root; the scale attack needs 11,000 sockets
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the scale attack needs 11,000 sockets
     servers = [("tessera", [a.tessera, "serve", "-m", a.model, "--port", "18601", "--threads", "2",
                             "--max-seqs", "1024", "--max-waiting", "2048", "--kv-memory", "4G"], 18601)]
     if a.llama_server:

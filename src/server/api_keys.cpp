@@ -45,9 +45,13 @@ Expected<ApiKeys> ApiKeys::from_file(const std::string& path) {
 
 std::optional<uint64_t> ApiKeys::check(std::string_view authorization) const {
     if (!enabled()) return 0;
-    constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.size() <= kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) {
-        return std::nullopt;
+    // RFC 7235: the auth scheme is case-insensitive ("bearer", "BEARER"), and
+    // one or more spaces separate it from the token.
+    constexpr std::string_view kBearer = "bearer";
+    if (authorization.size() <= kBearer.size() || authorization[kBearer.size()] != ' ') return std::nullopt;
+    for (size_t i = 0; i < kBearer.size(); ++i) {
+        const char c = authorization[i];
+        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kBearer[i]) return std::nullopt;
     }
     const std::string_view presented = trim(authorization.substr(kBearer.size()));
     bool found = false;

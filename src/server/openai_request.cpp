@@ -2,6 +2,7 @@
 // sends is checked here, so the engine only ever sees requests it can run.
 #include "server/openai_request.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -103,8 +104,70 @@ void read_common(FieldReader& r, const PromptContext& ctx, const ProtocolLimits&
     read_stream(r, out);
 }
 
+// max_tokens / max_completion_tokens as sent (the latter wins); read before
+// any work, since both early refusals below depend on it.
+struct MaxTokens {
+    std::optional<int64_t> value;  // absent: the rest of the context
+    const char* param = "max_tokens";
+};
+
+MaxTokens read_max_tokens(FieldReader& r) {
+    MaxTokens m;
+    int64_t v = 0;
+    if (r.integer("max_tokens", 1, kInt64Max, v) && r.find("max_tokens")) m.value = v;
+    if (r.integer("max_completion_tokens", 1, kInt64Max, v) && r.find("max_completion_tokens")) {
+        m.value = v;
+        m.param = "max_completion_tokens";
+    }
+    return m;
+}
+
+// A non-streamed response is held whole until the last token, so its worst
+// case is capped up front (ProtocolLimits::max_response_tokens).
+std::optional<ApiError> check_response_size(const ParsedRequest& out, const MaxTokens& m, const PromptContext& ctx,
+                                            const ProtocolLimits& limits, const char* logprobs_param) {
+    if (out.stream) return std::nullopt;
+    // Past the context the request fails the context check anyway; clamping
+    // also keeps the product far from overflow (n and logprobs are capped).
+    const int64_t max_tokens = std::min(m.value.value_or(ctx.max_context - 1), ctx.max_context);
+    const int64_t per_token = out.gen.top_logprobs >= 0 ? int64_t{out.gen.top_logprobs} + 1 : 1;
+    const int64_t worst = int64_t{out.gen.n} * max_tokens * per_token;
+    if (worst <= limits.max_response_tokens) return std::nullopt;
+    std::string fields = "n (" + std::to_string(out.gen.n) + ") x " + m.param + " (" +
+                         (m.value ? "" : "default: up to ") + std::to_string(max_tokens) + ")";
+    if (out.gen.top_logprobs >= 0) {
+        fields += " x (" + std::string(logprobs_param) + " (" + std::to_string(out.gen.top_logprobs) + ") + 1)";
+    }
+    return bad_request(m.param,
+                       "A non-streamed response could hold " + fields + " = " + std::to_string(worst) +
+                           " tokens, over this server's limit of " + std::to_string(limits.max_response_tokens) +
+                           "; lower n, " + m.param + " or " + logprobs_param + ", or set \"stream\": true",
+                       "response_too_large");
+}
+
+// Refuses text that must encode to more tokens than the context holds before
+// encoding it (megabytes take seconds): B bytes are at least
+// ceil(B / longest token) tokens. Gives the 400 the exact check would.
+std::optional<ApiError> check_prompt_bytes(size_t n_bytes, const PromptContext& ctx, const char* prompt_param,
+                                           const MaxTokens& m) {
+    const auto at_least = static_cast<int64_t>(std::min<size_t>(ctx.tokenizer->min_tokens_for_bytes(n_bytes),
+                                                                static_cast<size_t>(kInt64Max)));
+    const std::string why = "The prompt is at least " + std::to_string(at_least) + " tokens (" +
+                            std::to_string(n_bytes) + " bytes)";
+    if (at_least >= ctx.max_context) {
+        return bad_request(prompt_param, why + "; this model's context is " + std::to_string(ctx.max_context) +
+                                             " tokens", "context_length_exceeded");
+    }
+    if (m.value && *m.value > ctx.max_context - at_least) {
+        return bad_request(m.param, why + " + " + m.param + " (" + std::to_string(*m.value) +
+                                        ") exceeds the context of " + std::to_string(ctx.max_context) + " tokens",
+                           "context_length_exceeded");
+    }
+    return std::nullopt;
+}
+
 // max_tokens against the context window, once the prompt length is known.
-std::optional<ApiError> apply_max_tokens(FieldReader& r, const PromptContext& ctx, const char* prompt_param,
+std::optional<ApiError> apply_max_tokens(const MaxTokens& m, const PromptContext& ctx, const char* prompt_param,
                                          ParsedRequest& out) {
     const auto n_prompt = static_cast<int64_t>(out.gen.prompt.size());
     if (n_prompt == 0) return bad_request(prompt_param, "The prompt is empty");
@@ -114,14 +177,10 @@ std::optional<ApiError> apply_max_tokens(FieldReader& r, const PromptContext& ct
                                std::to_string(ctx.max_context) + " tokens",
                            "context_length_exceeded");
     }
-    int64_t max_tokens = ctx.max_context - n_prompt;  // default: the rest of the context
-    r.integer("max_tokens", 1, kInt64Max, max_tokens);
-    const char* param = r.find("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    r.integer("max_completion_tokens", 1, kInt64Max, max_tokens);
-    if (!r.ok()) return r.error();
-    if (n_prompt + max_tokens > ctx.max_context) {
-        return bad_request(param,
-                           "prompt (" + std::to_string(n_prompt) + " tokens) + " + param + " (" +
+    const int64_t max_tokens = m.value.value_or(ctx.max_context - n_prompt);  // default: the rest
+    if (max_tokens > ctx.max_context - n_prompt) {
+        return bad_request(m.param,
+                           "prompt (" + std::to_string(n_prompt) + " tokens) + " + m.param + " (" +
                                std::to_string(max_tokens) + ") exceeds the context of " +
                                std::to_string(ctx.max_context) + " tokens",
                            "context_length_exceeded");
@@ -131,15 +190,15 @@ std::optional<ApiError> apply_max_tokens(FieldReader& r, const PromptContext& ct
 }
 
 std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const char* prompt_param,
-                               ParsedRequest& out) {
+                               const MaxTokens& m, ParsedRequest& out) {
     if (!r.ok()) return r.error();
-    if (auto err = apply_max_tokens(r, ctx, prompt_param, out)) return err;
+    if (auto err = apply_max_tokens(m, ctx, prompt_param, out)) return err;
     Status st = out.gen.sampling.validate(ctx.tokenizer->n_vocab());
     if (!st.ok()) return bad_request("", st.message());
     return std::nullopt;
 }
 
-std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx,
+std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx, const MaxTokens& m,
                                         ParsedRequest& out) {
     const Json* messages = r.find("messages");
     if (!messages) return bad_request("messages", "'messages' is required");
@@ -163,6 +222,8 @@ std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx
     in.eos_token = ctx.eos_token;
     auto text = render_chat(*ctx.chat_template, in);
     if (!text) return bad_request("messages", "Chat template failed: " + text.error());
+    // The rendered text, template additions included, is what gets encoded.
+    if (auto err = check_prompt_bytes(text->size(), ctx, "messages", m)) return err;
     // The template writes BOS itself where the model wants it.
     out.gen.prompt = ctx.tokenizer->encode(*text, false, true);
     return std::nullopt;
@@ -180,9 +241,12 @@ std::optional<ApiError> token_ids(const Json& arr, int32_t n_vocab, std::vector<
     return std::nullopt;
 }
 
-std::optional<ApiError> tokenize_prompt(const Json& prompt, const PromptContext& ctx, std::vector<int32_t>& out) {
+std::optional<ApiError> tokenize_prompt(const Json& prompt, const PromptContext& ctx, const MaxTokens& m,
+                                        std::vector<int32_t>& out) {
     if (prompt.is_string()) {
-        out = ctx.tokenizer->encode(prompt.get<std::string>(), true, true);
+        const std::string& text = prompt.get_ref<const std::string&>();
+        if (auto err = check_prompt_bytes(text.size(), ctx, "prompt", m)) return err;
+        out = ctx.tokenizer->encode(text, true, true);
         return std::nullopt;
     }
     if (!prompt.is_array() || prompt.empty()) {
@@ -195,7 +259,7 @@ std::optional<ApiError> tokenize_prompt(const Json& prompt, const PromptContext&
     }
     const Json& only = prompt[0];
     if (only.is_string() || (only.is_array() && !only.empty() && only[0].is_number())) {
-        return tokenize_prompt(only, ctx, out);
+        return tokenize_prompt(only, ctx, m, out);
     }
     return bad_request("prompt", "'prompt' must be a string, a list of token ids, or a list of one of those");
 }
@@ -215,9 +279,11 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
         r.fail(bad_request("top_logprobs", "'top_logprobs' requires 'logprobs': true"));
     }
     out.gen.top_logprobs = logprobs ? top_logprobs : -1;
+    const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
-    if (auto err = render_messages(r, ctx, out)) return err;
-    return finish(r, ctx, "messages", out);
+    if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
+    if (auto err = render_messages(r, ctx, m, out)) return err;
+    return finish(r, ctx, "messages", m, out);
 }
 
 std::optional<ApiError> parse_completion_request(const Json& body, const PromptContext& ctx,
@@ -232,11 +298,13 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     r.boolean("echo", echo);
     if (echo) r.fail(bad_request("echo", "'echo' is not supported"));
     if (r.ok() && r.find("suffix")) r.fail(bad_request("suffix", "'suffix' is not supported"));
+    const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
+    if (auto err = check_response_size(out, m, ctx, limits, "logprobs")) return err;
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
-    if (auto err = tokenize_prompt(*prompt, ctx, out.gen.prompt)) return err;
-    return finish(r, ctx, "prompt", out);
+    if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;
+    return finish(r, ctx, "prompt", m, out);
 }
 
 }  // namespace tessera

@@ -22,6 +22,13 @@ struct ProtocolLimits {
     size_t max_stop_bytes = 256;
     size_t max_logit_bias = 1024;
     int max_json_depth = 64;
+    // Worst case a non-streamed response is built up in memory for:
+    // n x max_tokens x (top_logprobs + 1 when logprobs are asked for). Past it
+    // the request gets a 400 before any work; streamed responses are not
+    // held, so they are not capped this way. The default admits n = 16 with
+    // a 32K context and no logprobs, refuses n = 16 x 4000 tokens x 21
+    // logprobs (830 MB at peak when it was allowed).
+    int64_t max_response_tokens = int64_t{1} << 19;
 };
 
 enum class ApiKind { Chat, Completion };

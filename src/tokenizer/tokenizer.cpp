@@ -2,6 +2,7 @@
 // encoder together, and precomputes every token's decoded bytes (see tokenizer.h).
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/check.h"
@@ -59,6 +60,7 @@ Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
         t.spm_.emplace(t.vocab_);
     }
     t.init_pieces_and_eog();
+    t.init_max_token_bytes();
     return t;
 }
 
@@ -104,6 +106,33 @@ void Tokenizer::init_pieces_and_eog() {
     for (int32_t id : {vocab_.eos(), vocab_.eot(), vocab_.eom()}) {
         if (id != kNoToken) eog_[static_cast<size_t>(id)] = true;
     }
+}
+
+// How many input bytes a token can stand for. The special splitter matches
+// control, unknown and user-defined tokens by their literal text. Any other
+// token matches escaped input: byte-level characters (one per input byte;
+// decode() keeps unmapped characters as they are, so never undercounts) or
+// SentencePiece text with spaces as the 3-byte U+2581. Invalid UTF-8 only
+// grows (one U+FFFD per bad byte), and the stand-ins (<0xXX>, a one-byte
+// token, unk) cover one byte each.
+void Tokenizer::init_max_token_bytes() {
+    size_t longest = 1;  // the byte a stand-in covers
+    for (int32_t id = 0; id < vocab_.n_tokens(); ++id) {
+        const std::string& text = vocab_.text(id);
+        const TokenType t = vocab_.type(id);
+        size_t covers = text.size();
+        if (t != TokenType::Control && t != TokenType::Unknown && t != TokenType::UserDefined) {
+            covers = spm_ ? replace_all(text, kSpmSpace, " ").size() : byte_map_.decode(text).size();
+        }
+        longest = std::max(longest, covers);
+    }
+    bool no_byte_dropped = true;
+    for (int b = 0; b < 256 && no_byte_dropped; ++b) {
+        const auto byte = static_cast<uint8_t>(b);
+        no_byte_dropped = spm_ ? spm_->byte_token(byte) != kNoToken
+                               : vocab_.unk() != kNoToken || vocab_.find(byte_map_.byte_text(byte)) != kNoToken;
+    }
+    max_token_bytes_ = no_byte_dropped ? longest : 0;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,

@@ -48,6 +48,18 @@ public:
     // (llama.cpp's detokenize with remove_special = false).
     std::string decode(std::span<const int32_t> ids, bool render_special = false) const;
 
+    // Every token encode() emits stands for at most this many bytes of its
+    // input (the longest token's bytes; a special token's literal text), so
+    // text of B bytes encodes to at least ceil(B / max_token_bytes()) tokens.
+    // 0: no such bound, because some byte has no token and no unknown token
+    // stands in, so encode() may drop input.
+    size_t max_token_bytes() const { return max_token_bytes_; }
+    // That lower bound on encode(text, ...).size() without encoding: 0 when
+    // there is no bound.
+    size_t min_tokens_for_bytes(size_t n_bytes) const {
+        return max_token_bytes_ == 0 ? 0 : (n_bytes + max_token_bytes_ - 1) / max_token_bytes_;
+    }
+
     int32_t n_vocab() const { return vocab_.n_tokens(); }
     int32_t bos() const { return vocab_.bos(); }
     int32_t eos() const { return vocab_.eos(); }
@@ -70,6 +82,7 @@ private:
     void encode_raw(std::string_view raw, bool prev_was_special, std::vector<int32_t>& out) const;
     Status init_bpe();
     void init_pieces_and_eog();
+    void init_max_token_bytes();
 
     Vocab vocab_;
     ByteLevelMap byte_map_;
@@ -80,6 +93,7 @@ private:
     std::vector<std::string> pieces_;  // [n_vocab] bytes of each token (special -> "")
     std::vector<bool> eog_;            // [n_vocab]
     int32_t eot_ = kNoToken;
+    size_t max_token_bytes_ = 0;
     std::string empty_;
 };
 

@@ -1,7 +1,8 @@
 # Connection and request limits: slow clients (slowloris, headers or body
 # trickled a byte at a time) are dropped at --request-timeout without hurting
 # others; header count/size, body size and the protocol caps (n, max_tokens vs
-# context, top_logprobs, stop, logit_bias, token ids) answer 4xx at the edge.
+# context, top_logprobs, stop, logit_bias, token ids, the size of a
+# non-streamed response) answer 4xx at the edge.
 import os
 import select
 import signal
@@ -16,13 +17,15 @@ from server_fixture import ServerProcess
 
 MAX_CONTEXT = 512
 BODY_LIMIT = 64 * 1024
+RESPONSE_LIMIT = 4096  # n x max_tokens x (logprobs + 1) of a non-streamed response
 
 
 @pytest.fixture(scope="module")
 def server(tessera_bin, model_path):
     srv = ServerProcess(tessera_bin, model_path,
                         ["--request-timeout", "2", "--http-threads", "4", "--max-headers", "40",
-                         "--max-body-bytes", str(BODY_LIMIT), "--max-context", str(MAX_CONTEXT)])
+                         "--max-body-bytes", str(BODY_LIMIT), "--max-context", str(MAX_CONTEXT),
+                         "--max-response-tokens", str(RESPONSE_LIMIT)])
     yield srv
     assert srv.stop() == 0, srv.final_log
 
@@ -139,6 +142,27 @@ def test_context_limit_is_exact(server):
     assert r.status_code == 400 and r.json()["error"]["code"] == "context_length_exceeded"
     r = post(server, "/v1/completions", {"prompt": [28] * 10, "max_tokens": MAX_CONTEXT})
     assert r.status_code == 400 and r.json()["error"]["param"] == "max_tokens"
+
+
+def test_prompt_too_long_by_its_bytes_is_refused_before_tokenizing(server):
+    # 60 KB is far more than 512 tokens of any text for this vocabulary; only
+    # the byte-length check words its refusal "at least".
+    r = post(server, "/v1/completions", {"prompt": "x" * 60000, "max_tokens": 1})
+    err = r.json()["error"]
+    assert r.status_code == 400 and err["code"] == "context_length_exceeded" and "at least" in err["message"], err
+
+
+def test_non_streamed_response_size_cap_is_exact(server):
+    body = {"prompt": "Hi", "max_tokens": 16, "n": 16, "temperature": 0}
+    r = post(server, "/v1/completions", {**body, "logprobs": 15})  # 16 x 16 x 16 = 4096
+    assert r.status_code == 200 and len(r.json()["choices"]) == 16
+    r = post(server, "/v1/completions", {**body, "logprobs": 16})
+    err = r.json()["error"]
+    assert r.status_code == 400 and err["code"] == "response_too_large" and err["param"] == "max_tokens", err
+    with httpx.stream("POST", server.base_url + "/v1/completions", json={**body, "logprobs": 16, "stream": True},
+                      timeout=120) as r:
+        assert r.status_code == 200
+        assert r.read().rstrip().endswith(b"data: [DONE]")
 
 
 def test_a_burst_of_connections_fits_the_listen_backlog(server):

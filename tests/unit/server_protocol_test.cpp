@@ -3,6 +3,7 @@
 // offending field. Uses a tiny byte-level vocabulary and the ChatML template.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -270,6 +271,113 @@ TEST_F(ServerProtocol, CompletionErrors) {
     expect_completion_error({{"prompt", "a"}, {"max_tokens", 512}}, "max_tokens");
     ParsedRequest fits;
     EXPECT_FALSE(completion({{"prompt", "a"}, {"max_tokens", 511}}, fits));
+}
+
+// The tiny vocabulary's longest token is "<|im_start|>" (12 bytes), so a
+// prompt of B bytes is at least ceil(B / 12) tokens.
+TEST_F(ServerProtocol, HugePromptIsRefusedFromItsLengthWithoutEncoding) {
+    ASSERT_EQ(tok_.max_token_bytes(), 12u);
+    const std::string huge(4u << 20, 'x');  // 4 MiB: 349,526+ tokens vs 512
+    const Json body = {{"prompt", huge}};
+    ParsedRequest out;
+    const auto start = std::chrono::steady_clock::now();
+    auto err = completion(body, out);
+    const auto refuse = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->http_status, 400);
+    EXPECT_EQ(err->param, "prompt");
+    EXPECT_EQ(err->code, "context_length_exceeded");
+    // Only the length check words it so; the exact check reports a count.
+    EXPECT_NE(err->message.find("at least 349526 tokens"), std::string::npos) << err->message;
+    EXPECT_TRUE(out.gen.prompt.empty());
+    // And it takes less time than encoding a sixteenth of the prompt.
+    const auto encode_start = std::chrono::steady_clock::now();
+    const size_t n = tok_.encode(std::string_view(huge).substr(0, huge.size() / 16), true, true).size();
+    const auto encode = std::chrono::steady_clock::now() - encode_start;
+    EXPECT_EQ(n, huge.size() / 16);
+    EXPECT_LT(refuse, encode);
+
+    ParsedRequest chat_out;
+    err = chat({{"messages", {{{"role", "user"}, {"content", std::string(1u << 20, 'x')}}}}}, chat_out);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->param, "messages");
+    EXPECT_EQ(err->code, "context_length_exceeded");
+    EXPECT_NE(err->message.find("at least"), std::string::npos) << err->message;
+}
+
+// At the edge the bound is exact (each "<|im_start|>" is one token), so it
+// refuses nothing the exact check would pass.
+TEST_F(ServerProtocol, LengthBoundRefusesOnlyWhatTheExactCheckWould) {
+    auto repeat = [](int times) {
+        std::string s;
+        for (int i = 0; i < times; ++i) s += "<|im_start|>";
+        return s;
+    };
+    ParsedRequest fits;
+    ASSERT_FALSE(completion({{"prompt", repeat(511)}}, fits));  // 511 tokens + 1 generated
+    EXPECT_EQ(fits.gen.prompt.size(), 511u);
+    EXPECT_EQ(fits.gen.max_tokens, 1);
+    ParsedRequest full;
+    auto err = completion({{"prompt", repeat(512)}}, full);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->code, "context_length_exceeded");
+    EXPECT_NE(err->message.find("at least 512 tokens"), std::string::npos) << err->message;
+    // max_tokens counts too: 500 + 12 fits, 500 + 13 does not.
+    ParsedRequest with_max;
+    EXPECT_FALSE(completion({{"prompt", repeat(500)}, {"max_tokens", 12}}, with_max));
+    err = completion({{"prompt", repeat(500)}, {"max_tokens", 13}}, with_max);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->param, "max_tokens");
+    EXPECT_EQ(err->code, "context_length_exceeded");
+}
+
+// n x max_tokens x (top_logprobs + 1) of a non-streamed response is capped
+// (ProtocolLimits::max_response_tokens); streams are not held, so not capped.
+TEST_F(ServerProtocol, NonStreamedResponseSizeIsCapped) {
+    ctx_.max_context = 8192;
+    const Json messages = {{{"role", "user"}, {"content", "hi"}}};
+    ParsedRequest out;
+    auto err = chat({{"messages", messages}, {"n", 16}, {"max_tokens", 4000}, {"logprobs", true},
+                     {"top_logprobs", 20}},
+                    out);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->http_status, 400);
+    EXPECT_EQ(err->type, "invalid_request_error");
+    EXPECT_EQ(err->param, "max_tokens");
+    EXPECT_EQ(err->code, "response_too_large");
+    for (const char* part : {"n (16)", "max_tokens (4000)", "top_logprobs (20)", "1344000", "524288", "stream"}) {
+        EXPECT_NE(err->message.find(part), std::string::npos) << part << " in " << err->message;
+    }
+    EXPECT_TRUE(out.gen.prompt.empty());  // refused before rendering or encoding
+
+    ParsedRequest streamed;
+    EXPECT_FALSE(chat({{"messages", messages}, {"n", 16}, {"max_tokens", 4000}, {"logprobs", true},
+                       {"top_logprobs", 20}, {"stream", true}},
+                      streamed));
+    ParsedRequest usual;
+    EXPECT_FALSE(chat({{"messages", messages}, {"n", 4}, {"max_tokens", 2048}}, usual));
+    ParsedRequest all_defaults;  // n = 16, max_tokens left to the 8K context
+    EXPECT_FALSE(chat({{"messages", messages}, {"n", 16}}, all_defaults));
+
+    auto fresh = [this](const Json& body) {
+        ParsedRequest parsed;
+        return completion(body, parsed);
+    };
+    err = fresh({{"prompt", "a"}, {"n", 16}, {"max_tokens", 4000}, {"logprobs", 20}});
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->message.find("logprobs (20)"), std::string::npos) << err->message;
+
+    // The exact edge, and a default max_tokens counted as the most it can be.
+    limits_.max_response_tokens = 100;
+    EXPECT_FALSE(fresh({{"prompt", "a"}, {"max_tokens", 50}, {"n", 2}}));
+    err = fresh({{"prompt", "a"}, {"max_tokens", 51}, {"n", 2}});
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->code, "response_too_large");
+    EXPECT_FALSE(fresh({{"prompt", "a"}, {"max_tokens", 10}, {"logprobs", 9}}));
+    EXPECT_TRUE(fresh({{"prompt", "a"}, {"max_tokens", 10}, {"logprobs", 10}}));
+    err = fresh({{"prompt", "a"}});
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->message.find("default: up to 8191"), std::string::npos) << err->message;
 }
 
 TEST_F(ServerProtocol, StrongNegativeBiasOnEveryTokenIsAllowed) {

@@ -217,6 +217,20 @@ TEST(ServerApiKeys, BearerCheckAndSalts) {
     EXPECT_EQ(*a, cache_salt_for_key("alpha"));
 }
 
+// RFC 7235 section 2.1: the scheme name is case-insensitive.
+TEST(ServerApiKeys, BearerSchemeIsCaseInsensitive) {
+    const ApiKeys keys({"alpha"});
+    const uint64_t salt = cache_salt_for_key("alpha");
+    EXPECT_EQ(keys.check("bearer alpha"), salt);
+    EXPECT_EQ(keys.check("BEARER alpha"), salt);
+    EXPECT_EQ(keys.check("bEaReR  alpha"), salt);
+    EXPECT_FALSE(keys.check("Bearer ALPHA"));  // the key itself stays case-sensitive
+    EXPECT_FALSE(keys.check("Bearerxalpha"));
+    EXPECT_FALSE(keys.check("bearer"));
+    EXPECT_FALSE(keys.check("bearer "));
+    EXPECT_FALSE(keys.check("Bearer\talpha"));
+}
+
 TEST(ServerApiKeys, KeyFileSkipsCommentsAndBlankLines) {
     const std::string path = ::testing::TempDir() + "/tessera_keys.txt";
     {

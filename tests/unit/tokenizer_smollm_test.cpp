@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,27 @@ TEST_F(SmolLmTokenizer, SpecialTokensAndEndOfGeneration) {
     const auto plain = t.encode("<|im_start|>", false, false);
     EXPECT_GT(plain.size(), 1u);
     EXPECT_EQ(t.decode(plain), "<|im_start|>");
+}
+
+// The server's byte-length refusal (prompt too long before encoding) needs
+// every encoding of B bytes to have at least ceil(B / max_token_bytes())
+// tokens: the golden strings, and runs of the longest token's own bytes.
+TEST_F(SmolLmTokenizer, MaxTokenBytesBoundsEveryEncoding) {
+    const Tokenizer& tok = *tokenizer_;
+    ASSERT_GT(tok.max_token_bytes(), 0u);
+    for (const GoldenCase& c : *cases_) EXPECT_GE(c.ids.size(), tok.min_tokens_for_bytes(c.text.size())) << c.text;
+    int32_t longest = 0;
+    for (int32_t id = 1; id < tok.n_vocab(); ++id) {
+        if (tok.token_to_piece(id, true).size() > tok.token_to_piece(longest, true).size()) longest = id;
+    }
+    std::string run;
+    for (int i = 0; i < 64; ++i) run += tok.token_to_piece(longest, true);
+    for (const std::string& text : {run, std::string(4096, ' '), std::string(4096, '\n'), std::string(4096, '0')}) {
+        EXPECT_GE(tok.encode(text, true, true).size(), tok.min_tokens_for_bytes(text.size()))
+            << tok.max_token_bytes();
+    }
+    std::cout << "max_token_bytes " << tok.max_token_bytes() << ", longest piece " << tok.token_to_piece(longest, true).size()
+              << " bytes\n";
 }
 
 }  // namespace

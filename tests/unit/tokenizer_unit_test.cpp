@@ -123,6 +123,90 @@ TEST(Spm, MergesByScoreWithByteFallback) {
     EXPECT_EQ(tok->encode("", true, false), std::vector<int32_t>({1}));
 }
 
+// The server refuses over-long prompts from their byte length alone, which is
+// sound only if no token covers more input bytes than max_token_bytes().
+TEST(MaxTokenBytes, BoundsEveryEncodingIncludingSpecialTokens) {
+    VocabSpec s = tiny_bpe_spec({"a b", "ab ab"});
+    s.tokens.push_back("<|a_long_control|>");  // 18 bytes: the longest text
+    s.types.assign(s.tokens.size(), 1);
+    s.types.back() = 3;
+    auto vocab = Vocab::create(s);
+    ASSERT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    ASSERT_TRUE(tok.ok()) << tok.error();
+    EXPECT_EQ(tok->max_token_bytes(), 18u);
+    EXPECT_EQ(tok->min_tokens_for_bytes(0), 0u);
+    EXPECT_EQ(tok->min_tokens_for_bytes(18), 1u);
+    EXPECT_EQ(tok->min_tokens_for_bytes(19), 2u);
+    std::string controls;
+    for (int i = 0; i < 50; ++i) controls += "<|a_long_control|>";
+    // Every control string is one token: the bound is exact there.
+    EXPECT_EQ(tok->encode(controls, false, true).size(), tok->min_tokens_for_bytes(controls.size()));
+    for (const std::string& text : {controls, std::string(300, 'a'), std::string(300, ' '),
+                                    std::string(64, 'a') + "b\xff\xfe" + std::string(64, 'b')}) {
+        for (bool special : {false, true}) {
+            EXPECT_GE(tok->encode(text, false, special).size(), tok->min_tokens_for_bytes(text.size()));
+        }
+    }
+}
+
+// Byte-level text spells a space as the 2-byte "Ġ": the bound counts the
+// bytes a token stands for, not its text, and is exact for runs of spaces.
+TEST(MaxTokenBytes, ByteLevelCountsDecodedBytes) {
+    auto vocab = Vocab::create(tiny_bpe_spec({"Ġ Ġ", "ĠĠ ĠĠ", "ĠĠĠĠ ĠĠĠĠ"}));
+    ASSERT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    ASSERT_TRUE(tok.ok()) << tok.error();
+    EXPECT_EQ(tok->max_token_bytes(), 8u);  // "ĠĠĠĠĠĠĠĠ": 16 bytes of text, 8 spaces
+    const std::string spaces(320, ' ');
+    EXPECT_EQ(tok->encode(spaces, false, false).size(), 40u);
+    EXPECT_EQ(tok->min_tokens_for_bytes(spaces.size()), 40u);
+}
+
+TEST(MaxTokenBytes, SpmSpacesAndByteFallbackStayWithinTheBound) {
+    VocabSpec s;
+    s.kind = VocabKind::Spm;
+    // "▁▁▁▁" covers 4 spaces; "<0x21>" covers one byte as a fallback, but
+    // its 6 bytes of text could in principle be merged from the input.
+    s.tokens = {"<unk>", "\xE2\x96\x81", "\xE2\x96\x81\xE2\x96\x81\xE2\x96\x81\xE2\x96\x81", "a", "<0x21>"};
+    s.scores = {0, -1, -1, -1, 0};
+    s.types = {2, 1, 1, 1, 6};
+    s.unk = 0;
+    s.add_space_prefix = true;
+    auto vocab = Vocab::create(s);
+    ASSERT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    ASSERT_TRUE(tok.ok()) << tok.error();
+    EXPECT_EQ(tok->max_token_bytes(), 6u);
+    for (const std::string& text : {std::string(400, ' '), std::string(100, '!'), std::string("?a !"),
+                                    std::string(" a a a a a a a a")}) {
+        EXPECT_GE(tok->encode(text, false, false).size(), tok->min_tokens_for_bytes(text.size()));
+    }
+}
+
+TEST(MaxTokenBytes, NoBoundWhereEncodingCanDropBytes) {
+    // No unk and no token for "z": encode() drops it, so a prompt of such
+    // bytes encodes to nothing and no byte count implies a token count.
+    VocabSpec bpe = tiny_bpe_spec({"a b"});
+    bpe.tokens['z'] = "<spare>";
+    auto vocab = Vocab::create(bpe);
+    ASSERT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    ASSERT_TRUE(tok.ok()) << tok.error();
+    EXPECT_TRUE(tok->encode("zzzz", false, false).empty());
+    EXPECT_EQ(tok->max_token_bytes(), 0u);
+    EXPECT_EQ(tok->min_tokens_for_bytes(1000), 0u);
+
+    VocabSpec spm;
+    spm.kind = VocabKind::Spm;
+    spm.tokens = {"\xE2\x96\x81", "a"};  // no <unk>, no byte tokens
+    auto spm_vocab = Vocab::create(spm);
+    ASSERT_TRUE(spm_vocab.ok()) << spm_vocab.error();
+    auto spm_tok = Tokenizer::from_vocab(std::move(*spm_vocab));
+    ASSERT_TRUE(spm_tok.ok()) << spm_tok.error();
+    EXPECT_EQ(spm_tok->max_token_bytes(), 0u);
+}
+
 TEST(SpecialSplit, UserDefinedAlwaysControlOnRequest) {
     VocabSpec s = tiny_bpe_spec({"a b"});
     s.tokens.push_back("<ctl>");
