@@ -25,6 +25,10 @@ ApiError unauthorized() {
                     "invalid_request_error", "", "invalid_api_key"};
 }
 
+ApiError headers_too_large(std::string message) {
+    return ApiError{431, std::move(message), "invalid_request_error", "", "headers_too_large"};
+}
+
 ApiError overloaded(std::string message) {
     return ApiError{429, std::move(message), "rate_limit_error", "", "rate_limit_exceeded"};
 }

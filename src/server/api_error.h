@@ -24,6 +24,7 @@ struct ApiError {
 ApiError bad_request(std::string param, std::string message, std::string code = "");
 ApiError not_found(std::string message);
 ApiError unauthorized();
+ApiError headers_too_large(std::string message);
 ApiError overloaded(std::string message);
 ApiError unavailable(std::string message);
 ApiError internal_error(std::string message);

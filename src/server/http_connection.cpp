@@ -120,9 +120,8 @@ void HttpConnection::read_next() {
 
 void HttpConnection::refuse_read(error_code ec) {
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-        return reply(error_reply(ApiError{431, "Request headers are too large (at most " +
-                                                   std::to_string(owner_.options().max_header_bytes) + " bytes)",
-                                          "invalid_request_error", "", "headers_too_large"}),
+        return reply(error_reply(headers_too_large("Request headers are too large (at most " +
+                                                   std::to_string(owner_.options().max_header_bytes) + " bytes)")),
                      true);
     }
     if (ec == http::error::body_limit) return reply(error_reply(error_for_status(413, "", "")), true);
@@ -146,10 +145,8 @@ void HttpConnection::on_header(error_code ec) {
     request_.content_encoding = std::string(head[http::field::content_encoding]);
     const size_t n_fields = static_cast<size_t>(std::distance(head.begin(), head.end()));
     if (n_fields > owner_.options().max_headers) {
-        return reply(error_reply(ApiError{431,
-                                          "Too many request header fields (at most " +
-                                              std::to_string(owner_.options().max_headers) + ")",
-                                          "invalid_request_error", "", "headers_too_large"}),
+        return reply(error_reply(headers_too_large("Too many request header fields (at most " +
+                                                   std::to_string(owner_.options().max_headers) + ")")),
                      true);
     }
     // Refused before a byte of the body is read; the unread body makes the
