@@ -14,8 +14,8 @@ pytestmark = pytest.mark.skipif("TESSERA_BIN" in os.environ, reason="RSS means n
 
 MIB = 1 << 20
 # Measured 23.4 MiB on SmolLM2-135M (session 18): about 10.6 MiB of code
-# (libcrypto, which cpp-httplib links, alone 3.2), the tokenizer's tables
-# (~8), sampler and activations.
+# (3.2 of it libcrypto, linked by the cpp-httplib transport since replaced
+# by header-only Beast), the tokenizer's tables (~8), sampler and activations.
 FIXED_OVERHEAD_MAX = 32 * MIB
 
 
