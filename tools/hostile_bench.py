@@ -193,7 +193,7 @@ def pipelined(server):
 
 def latency(server, n=20):
     out = []
-    with httpx.Client(base_url=server.url, timeout=60) as c:
+    with httpx.Client(base_url=server.url, timeout=900) as c:
         for _ in range(n):
             t = time.perf_counter()
             c.post("/v1/completions", json={"prompt": "The sky is", "max_tokens": 4, "temperature": 0})
@@ -292,14 +292,14 @@ def scale(server, idle=10000, streams=1000):
         while "streams" not in counts:
             time.sleep(0.1)
         time.sleep(5)
-        h0, c0 = health_latency(server), latency(server, 5)
+        h0, c0 = health_latency(server), latency(server, 3)
         for i in range(idle):
             s = socket.socket()
             s.bind((f"127.0.0.{2 + i % 16}", 0))
             s.connect(("127.0.0.1", server.port))
             idle_socks.append(s)
         time.sleep(2)
-        h1, c1 = health_latency(server), latency(server, 5)
+        h1, c1 = health_latency(server), latency(server, 3)
     finally:
         stop.set()
         t.join()
