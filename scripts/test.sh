@@ -2,11 +2,14 @@
 # Sets up, builds and runs every test: the C++ unit tests (CTest), the same
 # unit tests under AddressSanitizer + UBSan, a short run of each libFuzzer
 # target (docs/RELIABILITY.md), and the end-to-end tests (pytest) against the
-# Release server and again against the ASan+UBSan one.
+# Release server and again against the ASan+UBSan one. Python packages go
+# into .venv (scripts/venv.sh), never into the system Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+# Test and tool packages live in .venv, never in the system Python.
+source "$(bash scripts/venv.sh)/bin/activate"
 export TESSERA_MODEL
 TESSERA_MODEL="$(pwd)/$(bash scripts/fetch_model.sh)"
 

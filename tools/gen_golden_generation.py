@@ -12,7 +12,7 @@ configuration: this model is sensitive enough to K/V rounding that llama.cpp's
 F16 cache moves some logits by 0.4 against a float64 reference.
 
 Usage: python3 tools/gen_golden_generation.py MODEL.gguf OUT.json
-Needs: pip install llama-cpp-python jinja2
+Needs: .venv/bin/pip install llama-cpp-python jinja2 (scripts/venv.sh makes .venv)
 """
 import hashlib
 import json
