@@ -42,8 +42,10 @@ def build_prompts(args):
 
 
 async def one_request(client, args, prompt):
-    body = {"model": args.model, "prompt": prompt, "max_tokens": args.max_tokens, "temperature": args.temperature,
+    body = {"prompt": prompt, "max_tokens": args.max_tokens, "temperature": args.temperature,
             "stream": True, "stream_options": {"include_usage": True}}
+    if args.model:  # a server answers a request that names no model with its own
+        body["model"] = args.model
     if args.ignore_eos:
         body["ignore_eos"] = True
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
@@ -139,7 +141,7 @@ def fmt(v, ms=True):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="http://127.0.0.1:8080")
-    ap.add_argument("--model", default="default")
+    ap.add_argument("--model", default=None, help="model name to send (default: none, the server's own)")
     ap.add_argument("--api-key")
     ap.add_argument("--requests", type=int, default=32)
     ap.add_argument("--concurrency", type=int, default=16)

@@ -41,6 +41,7 @@ public:
         if (state_.stopping.load()) handle_->cancel();  // began after drain() cancelled the others
     }
     void cancel() override { handle_->cancel(); }
+    ReplyUsage usage() const override { return {usage_.prompt_tokens, usage_.completion_tokens, first_token_}; }
 
 protected:
     // Takes every event ready now.
@@ -48,6 +49,7 @@ protected:
     void drain_events(Fn on_event) {
         while (auto ev = handle_->next(std::chrono::milliseconds(0))) {
             TS_CHECK(ev->index >= 0 && ev->index < n_);
+            if (!first_token_ && !ev->tokens.empty()) first_token_ = std::chrono::steady_clock::now();
             if (ev->finish != FinishReason::None) add_final_counts(*ev, usage_);
             on_event(*ev);
         }
@@ -61,6 +63,7 @@ protected:
     std::shared_ptr<RequestHandle> handle_;
     TokenPieceFn piece_;
     UsageCounts usage_;
+    std::optional<std::chrono::steady_clock::time_point> first_token_;
 };
 
 // A non-streamed reply: every choice collected, then one JSON body.
@@ -168,8 +171,9 @@ HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRe
     if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
     ParsedRequest pr;
     if (auto err = parse_request(state, kind, *model, req, pr)) return error_reply(*err);
+    if (!pr.model.empty() && !serves_model(state, pr.model)) return error_reply(model_not_found(pr.model));
     const ResponseMeta meta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
-                            pr.model.empty() ? state.options.model_name : pr.model, pr.gen.top_logprobs >= 0};
+                            pr.model.empty() ? state.options.model_names.front() : pr.model, pr.gen.top_logprobs >= 0};
     auto handle = model->engine->submit(pr.gen);
     if (!handle) {
         if (is_overloaded(handle.status())) return error_reply(overloaded(handle.error()));
