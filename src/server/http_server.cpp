@@ -152,6 +152,7 @@ std::vector<Route> route_table() {
     return {
         {"/v1/chat/completions", "POST", true, gen(ApiKind::Chat)},
         {"/v1/completions", "POST", true, gen(ApiKind::Completion)},
+        {"/v1/responses", "POST", true, handle_responses},
         {"/v1/models", "GET", true, [](State& st, const HttpRequest&) { return handle_models(st); }},
         {"/v1/models/", "GET", true, handle_model, true},
         {"/props", "GET", true, [](State& st, const HttpRequest&) { return handle_props(st); }},

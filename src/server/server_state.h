@@ -61,5 +61,7 @@ private:
 
 // POST /v1/chat/completions and /v1/completions, streaming or not.
 HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req);
+// POST /v1/responses (responses_route.cpp).
+HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req);
 
 }  // namespace tessera
