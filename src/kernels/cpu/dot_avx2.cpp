@@ -5,16 +5,7 @@
 #if defined(__x86_64__)
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <type_traits>
-#include <vector>
-
-#include "kernels/act_quads.h"
-#include "tensor/quant_blocks.h"
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")

@@ -12,16 +12,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <type_traits>
-#include <vector>
-
-#include "kernels/act_quads.h"
-#include "tensor/quant_blocks.h"
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")

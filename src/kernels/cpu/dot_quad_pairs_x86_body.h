@@ -13,6 +13,14 @@
 // by a loop that keeps the accumulators in registers through the two-block
 // tail (pair_rows_tail2), which had cost more than a full step.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_quad_pairs_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_QUADS_X86)
+#error "dot_quad_pairs_x86_body.h: include kernels/cpu/dot_quads_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_QUAD_PAIRS_X86 1
+
 // AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
 // second), each half doing exactly quad_rows' 256-bit arithmetic, so results
 // are unchanged. A 512-bit byte dot issues as fast as a 256-bit one here

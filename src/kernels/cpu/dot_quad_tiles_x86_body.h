@@ -4,6 +4,14 @@
 // each format's tile for the dispatch tables. Included after both, same
 // namespace.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_quad_tiles_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_QUAD_PAIRS_X86)
+#error "dot_quad_tiles_x86_body.h: include kernels/cpu/dot_quad_pairs_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_QUAD_TILES_X86 1
+
 // One token on AVX-512, two rows per vector: dot_row_pairs_x86_body.h (in
 // the AVX-512 build only).
 template <int NP, class Block>

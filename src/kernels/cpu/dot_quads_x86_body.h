@@ -20,6 +20,17 @@
 // namespace; the AVX-512 pair tiles follow in dot_quad_pairs_x86_body.h,
 // the tile dispatch in dot_quad_tiles_x86_body.h.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_quads_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_ROWS_X86)
+#error "dot_quads_x86_body.h: include kernels/cpu/dot_rows_x86_body.h first, same namespace"
+#endif
+#if !defined(TESSERA_BODY_QUAD_QWORDS_X86)
+#error "dot_quads_x86_body.h: include kernels/cpu/quad_qwords_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_QUADS_X86 1
+
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
 template <class Block>
 inline constexpr bool kHasMin = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;

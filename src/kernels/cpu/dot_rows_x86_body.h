@@ -3,6 +3,14 @@
 // rows x kMaxDotTokens activation rows per call) to compile-time ones.
 // Included after dot_x86_body.h, inside the same namespace.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_rows_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_X86)
+#error "dot_rows_x86_body.h: include kernels/cpu/dot_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_ROWS_X86 1
+
 // Several weight rows read side by side defeat the hardware prefetcher
 // (measured: streaming 1.5x slower than one row at a time), so a tile
 // prefetches the rows after it (contiguous in memory) as one linear stream,

@@ -14,6 +14,14 @@
 // weights and scales in both halves). Included after
 // dot_quad_tiles_x86_body.h, same namespace.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_supers_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_QUAD_TILES_X86)
+#error "dot_supers_x86_body.h: include kernels/cpu/dot_quad_tiles_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_SUPERS_X86 1
+
 // ---- Shared pieces ----
 
 // The tokens' ActSuperQ8_K rows, the same for every K-quant (ActTokens picks
