@@ -15,7 +15,7 @@
 // token). The two orders round differently, so switching the engine to the
 // second would change every level's bits (the scalar reference, the AVX-512
 // tiles) at once. Both are checked against a scalar reference before timing.
-// Results and what they mean: docs/BENCHMARKS.md, "Where the AVX2 targets
+// Results and what they mean: docs/benchmarks/HISTORY.md, "Where the AVX2 targets
 // stand" (session 13).
 //
 //   build/kernel_bench --benchmark_filter=sum_order

@@ -45,7 +45,7 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 // The fewest tokens a call gives the tiles of `weight` (matmul leaves calls
 // with fewer to the VNNI tiles): a 16-row tile's weights are unpacked once a
 // call, and with one 16-token group over them the legacy formats' tiles ran
-// at 0.8-0.9x the VNNI tiles (bench/matmul_level_ab, docs/BENCHMARKS.md);
+// at 0.8-0.9x the VNNI tiles (bench/matmul_level_ab, docs/benchmarks/HISTORY.md);
 // Q4_K's, with twice the multiply-adds a tile multiply, at 1.2x.
 int amx_min_tokens(GgmlType weight);
 
