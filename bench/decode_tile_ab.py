@@ -34,6 +34,9 @@ TU = r"""
 #include "kernels/act_quads.h"
 #include "tensor/quant_blocks.h"
 #include "kernels/cpu/dot_x86.h"
+#if __has_include("kernels/cpu/x86_body_context.h")
+#include "kernels/cpu/x86_body_context.h"
+#endif
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 namespace tessera::x86 { namespace NS {
