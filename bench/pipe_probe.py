@@ -68,7 +68,7 @@ PROBES = {
 }
 COUNTS = (0, 4, 8, 12)
 
-# The AVX2 tiles' operations (dot_quads_x86_body.h, attn_x86_body.h), for
+# The AVX2 tiles' operations (dot_legacy_x86_body.h, attn_x86_body.h), for
 # six 256-bit vpmaddubsw a round (ymm0-5; extras write ymm8-13). ymm15 and
 # ymm14 hold sources, ymm7 permute indices.
 PROBES_AVX2 = {

@@ -9,7 +9,7 @@
 // runs lane by lane: a lane's chain over blocks b = c, c + 4, ... for every
 // (token, row) of the tile sits in 16 vectors, one per token, so the eight
 // lanes need no more registers than one. Q4_K's order has one lane per
-// 32-element sub-block (dot_supers_x86_body.h), so its multiplies take
+// 32-element sub-block (dot_kquants_x86_body.h), so its multiplies take
 // K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are
 // re-laid out once per matmul (prepare_amx_act_row: each block's halves
 // contiguous, the block floats of 16 tokens side by side); weights are

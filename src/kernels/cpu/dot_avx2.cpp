@@ -15,12 +15,12 @@ namespace avx2_impl {
 constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
-#include "kernels/cpu/dot_widened_x86_body.h"
+#include "kernels/cpu/dot_f16_bf16_x86_body.h"
 #include "kernels/cpu/quad_qwords_x86_body.h"
-#include "kernels/cpu/dot_quads_x86_body.h"
-#include "kernels/cpu/dot_quad_pairs_x86_body.h"
-#include "kernels/cpu/dot_quad_tiles_x86_body.h"
-#include "kernels/cpu/dot_supers_x86_body.h"
+#include "kernels/cpu/dot_legacy_x86_body.h"
+#include "kernels/cpu/dot_legacy_pairs_x86_body.h"
+#include "kernels/cpu/dot_legacy_tiles_x86_body.h"
+#include "kernels/cpu/dot_kquants_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx2_impl
 

@@ -4,11 +4,11 @@
 #if !defined(TESSERA_X86_BODY_CONTEXT)
 #error "dot_select_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
 #endif
-#if !defined(TESSERA_BODY_DOT_SUPERS_X86)
-#error "dot_select_x86_body.h: include kernels/cpu/dot_supers_x86_body.h first, same namespace"
+#if !defined(TESSERA_BODY_DOT_KQUANTS_X86)
+#error "dot_select_x86_body.h: include kernels/cpu/dot_kquants_x86_body.h first, same namespace"
 #endif
-#if !defined(TESSERA_BODY_DOT_WIDENED_X86)
-#error "dot_select_x86_body.h: include kernels/cpu/dot_widened_x86_body.h first, same namespace"
+#if !defined(TESSERA_BODY_DOT_F16_BF16_X86)
+#error "dot_select_x86_body.h: include kernels/cpu/dot_f16_bf16_x86_body.h first, same namespace"
 #endif
 #define TESSERA_BODY_DOT_SELECT_X86 1
 

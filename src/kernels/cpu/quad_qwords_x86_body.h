@@ -2,7 +2,7 @@
 // ActQuad::qs order: vector j holds qword j of a, c, b and d (qword unpacks,
 // then 128-bit permutes). Shared by the AVX2 activation re-layout
 // (act_quads_avx2.cpp) and the Q8_0 weight quads of the tiles
-// (dot_quads_x86_body.h); included inside their namespaces.
+// (dot_legacy_x86_body.h); included inside their namespaces.
 
 #if !defined(TESSERA_X86_BODY_CONTEXT)
 #error "quad_qwords_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
