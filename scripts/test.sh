@@ -49,6 +49,15 @@ for t in "${fuzz_targets[@]}"; do
   rm -rf "$new_units" "$log"
 done
 
+# The chat page's test drives Debian's headless Chromium (tests/e2e/test_web_ui.py).
+browser_pkgs=()
+for p in chromium chromium-driver; do dpkg -s "$p" >/dev/null 2>&1 || browser_pkgs+=("$p"); done
+if [ ${#browser_pkgs[@]} -gt 0 ]; then
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${browser_pkgs[@]}" >/dev/null
+fi
+
 echo "== end-to-end tests =="
 python3 -m pytest -q tests/e2e
 

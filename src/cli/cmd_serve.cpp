@@ -57,6 +57,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--log-format", f.log_format, "access log: one line per request, text or json")
         ->check(CLI::IsMember({"text", "json"}));
     app.add_flag("!--no-access-log", f.access_log, "no access log lines");
+    app.add_flag("!--no-webui", s.web_ui, "no chat page at /");
     app.add_option("-c,--ctx-size", e.ctx_size, "KV cache size in tokens (when --kv-memory is not set)")
         ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
     app.add_option("--kv-memory", e.kv_memory_bytes, "KV cache budget in bytes, e.g. 512M or 2G")

@@ -16,6 +16,7 @@
 #include "server/field_reader.h"
 #include "server/prometheus.h"
 #include "server/server_state.h"
+#include "server/web_ui.h"
 
 namespace tessera {
 namespace {
@@ -145,11 +146,19 @@ HttpReply handle_detokenize(State& st, const HttpRequest& req) {
     return json_reply(200, {{"content", tok.decode(ids)}});
 }
 
-std::vector<Route> route_table() {
+HttpReply handle_index() {
+    HttpReply r;
+    r.content_type = "text/html; charset=utf-8";
+    r.headers = {{"Cache-Control", "no-cache"}};
+    r.body = std::string(web_index_html());
+    return r;
+}
+
+std::vector<Route> route_table(const ServerOptions& options) {
     const auto gen = [](ApiKind kind) {
         return [kind](State& st, const HttpRequest& q) { return handle_generation(st, kind, q); };
     };
-    return {
+    std::vector<Route> table = {
         {"/v1/chat/completions", "POST", true, gen(ApiKind::Chat)},
         {"/v1/completions", "POST", true, gen(ApiKind::Completion)},
         {"/v1/responses", "POST", true, handle_responses},
@@ -162,6 +171,9 @@ std::vector<Route> route_table() {
         {"/ready", "GET", false, [](State& st, const HttpRequest&) { return handle_ready(st); }},
         {"/metrics", "GET", true, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
     };
+    // The page holds no secret (it asks for the key itself), so it needs none.
+    if (options.web_ui) table.push_back({"/", "GET", false, [](State&, const HttpRequest&) { return handle_index(); }});
+    return table;
 }
 
 const Route* find_route(const std::vector<Route>& table, const HttpRequest& req, bool& path_known) {
@@ -209,7 +221,7 @@ bool serves_model(const State& st, const std::string& name) {
 }
 
 HttpRoutes routes_for(State& st) {
-    auto table = std::make_shared<const std::vector<Route>>(route_table());
+    auto table = std::make_shared<const std::vector<Route>>(route_table(st.options));
     HttpRoutes routes;
     routes.screen = [&st, table](const HttpRequest& head) {
         auto refusal = screen(st, *table, head);

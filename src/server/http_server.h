@@ -38,6 +38,7 @@ struct ServerOptions {
     std::vector<std::string> model_names;
     std::vector<std::string> cors_origins;  // browser origins allowed ("*": any); empty: no CORS
     AccessLogFormat access_log = AccessLogFormat::Text;
+    bool web_ui = true;  // the chat page at /
     ProtocolLimits limits;
     ApiKeys api_keys;
 };
