@@ -52,7 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!messages) return 0;
         tessera::ChatRenderInput in;
         in.messages = std::move(*messages);
-        if (data[0] & 2) in.tools = *tessera::parse_chat_json(R"([{"type": "function", "function": {"name": "g"}}])", "tools");
+        if (data[0] & 2) {
+            in.tools = *tessera::parse_chat_json(R"([{"type": "function", "function": {"name": "g"}}])", "tools");
+        }
         in.add_generation_prompt = (data[0] & 4) != 0;
         in.now_epoch_seconds = opts.now_epoch_seconds;
         const tessera::ChatTemplate chat((data[0] & 8) ? tessera::chatml_template() : std::string(kLoopTemplate), "<s>",

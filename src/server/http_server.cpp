@@ -122,7 +122,8 @@ HttpReply handle_tokenize(State& st, const HttpRequest& req) {
     body = Json();  // the parsed copy of a large body goes before the token list grows
     const Tokenizer& tok = m->engine->tokenizer();
     HttpReply reply;
-    reply.body = tokens_body(tok.encode(content, {.add_special = add_special, .parse_special = parse_special}), tok, with_pieces);
+    const std::vector<int32_t> ids = tok.encode(content, {.add_special = add_special, .parse_special = parse_special});
+    reply.body = tokens_body(ids, tok, with_pieces);
     return reply;
 }
 
