@@ -13,8 +13,8 @@ namespace tessera {
 namespace {
 
 // One user at a time: prefill runs in chunks of this many tokens (the size
-// the single-sequence path used, so outputs stay as they were), and no
-// fairness split between prompts is needed.
+// Model::forward uses, so `run` prints what it printed before it went
+// through the engine), and no fairness split between prompts is needed.
 constexpr int32_t kPrefillChunk = 256;
 
 EngineOptions cli_engine_options(const GenerationFlags& flags, const ModelConfig& config) {
