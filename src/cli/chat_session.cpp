@@ -55,9 +55,9 @@ void GenerationFlags::add_to(CLI::App& app) {
     add_kv_type_flags(app, kv_types);
 }
 
-std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, const char* command) {
+std::unique_ptr<LoadedModel> LoadedModel::load_files(const std::string& model_path, const char* command) {
     auto out = std::make_unique<LoadedModel>();
-    auto model = Model::load(flags.model_path);
+    auto model = Model::load(model_path);
     if (!model) {
         std::fprintf(stderr, "tessera %s: %s\n", command, model.error().c_str());
         return nullptr;
@@ -75,6 +75,12 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, con
         return nullptr;
     }
     out->chat_template = std::move(*tmpl);
+    return out;
+}
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, const char* command) {
+    auto out = load_files(flags.model_path, command);
+    if (!out) return nullptr;
     auto engine = Engine::start(*out->model, *out->tokenizer, cli_engine_options(flags, out->model->config()));
     if (!engine) {
         std::fprintf(stderr, "tessera %s: %s\n", command, engine.error().c_str());

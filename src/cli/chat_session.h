@@ -44,6 +44,9 @@ struct LoadedModel {
     // most the model's training context). Errors are printed as one line
     // prefixed with `command`.
     static std::unique_ptr<LoadedModel> load(const GenerationFlags& flags, const char* command);
+    // The model, tokenizer and chat template only (no engine): for `serve`,
+    // which starts its own engine with the server's options.
+    static std::unique_ptr<LoadedModel> load_files(const std::string& model_path, const char* command);
     // Renders messages (a JSON array) through the model's template and tokenizes it.
     Expected<std::vector<int32_t>> chat_prompt(const std::string& messages_json) const;
 };
