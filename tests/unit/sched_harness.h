@@ -30,7 +30,14 @@ public:
     Sequence& submit(Tokens prompt, int32_t max_new, uint64_t salt = 0) {
         Sequence& s = seqs_.emplace_back();
         max_new_.push_back(max_new);
-        sched_.add(&s, NewSequence{seqs_.size(), std::move(prompt), salt});
+        sched_.add(&s, NewSequence{max_new_.size(), std::move(prompt), salt});
+        return s;
+    }
+
+    // A parallel choice of the running `parent` (same request, same limit).
+    Sequence& fork(const Sequence& parent) {
+        Sequence& s = seqs_.emplace_back();
+        sched_.fork(parent, &s);
         return s;
     }
 
@@ -79,7 +86,7 @@ private:
     BlockPool pool_;  // block ids only: no K/V storage
     Scheduler sched_;
     std::deque<Sequence> seqs_;  // stable addresses
-    std::vector<int32_t> max_new_;
+    std::vector<int32_t> max_new_;  // by request id - 1
     int64_t prefill_tokens_ = 0;  // tokens of runs that started inside a prompt
     int64_t preempted_ = 0;
     int steps_ = 0;
