@@ -10,13 +10,19 @@ bash scripts/setup.sh
 export TESSERA_MODEL
 TESSERA_MODEL="$(pwd)/$(bash scripts/fetch_model.sh)"
 
+# JUnit reports of every run feed the skip summary at the end (a skip passes
+# in CTest and pytest alike); --no-tests=error: an empty test list fails.
+reports="$(pwd)/build/test-reports"
+rm -rf "$reports" && mkdir -p "$reports"
+
 echo "== unit tests =="
-(cd build && ctest --output-on-failure -j"$(nproc)")
+(cd build && ctest --output-on-failure --no-tests=error --output-junit "$reports/unit.xml" -j"$(nproc)")
 
 echo "== unit tests under ASan+UBSan =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 TESSERA_SANITIZED=1 ctest --output-on-failure -j"$(nproc)")
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 TESSERA_SANITIZED=1 \
+   ctest --output-on-failure --no-tests=error --output-junit "$reports/asan-unit.xml" -j"$(nproc)")
 
 # A fixed seed and run count make CI's fuzz step repeatable (the time cap only
 # shortens it on a slow machine); longer exploratory runs: docs/RELIABILITY.md.
@@ -47,11 +53,14 @@ for t in "${fuzz_targets[@]}"; do
 done
 
 echo "== end-to-end tests =="
-python3 -m pytest -q tests/e2e
+python3 -m pytest -q -rs --junitxml="$reports/e2e.xml" tests/e2e
 
 # Every server and CLI process of the suite runs sanitized: a report aborts
 # it, a leak at exit makes its exit status non-zero, and the tests check both.
 # The soak's RSS bound means nothing under ASan's allocator, so it is left out.
 echo "== end-to-end tests against the ASan+UBSan build =="
 TESSERA_BIN="$(pwd)/build-asan/tessera" ASAN_OPTIONS=detect_leaks=1 \
-  python3 -m pytest -q tests/e2e --deselect tests/e2e/test_reliability_soak.py
+  python3 -m pytest -q -rs --junitxml="$reports/asan-e2e.xml" tests/e2e --deselect tests/e2e/test_reliability_soak.py
+
+python3 scripts/skip_summary.py unit="$reports/unit.xml" asan-unit="$reports/asan-unit.xml" \
+  e2e="$reports/e2e.xml" asan-e2e="$reports/asan-e2e.xml"
