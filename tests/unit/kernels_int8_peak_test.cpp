@@ -12,36 +12,48 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 namespace tessera {
 namespace {
 
-// Core cycles per second: the best of a few runs of a dependent imul chain.
+// Core cycles per second over one run of a dependent imul chain.
 double measure_core_hz() {
-    constexpr int64_t kMultiplies = 20'000'000;  // ~20 ms at 3 GHz
-    double best = 0.0;
-    for (int rep = 0; rep < 5; ++rep) {
-        uint64_t v = 3;
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int64_t i = 0; i < kMultiplies; ++i) {
-            asm volatile("imul %0, %0" : "+r"(v));  // 3-cycle latency, each waits for the last
-        }
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        best = std::max(best, 3.0 * static_cast<double>(kMultiplies) / s);
+    constexpr int64_t kMultiplies = 10'000'000;  // ~10 ms at 3 GHz
+    uint64_t v = 3;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < kMultiplies; ++i) {
+        asm volatile("imul %0, %0" : "+r"(v));  // 3-cycle latency, each waits for the last
     }
-    return best;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return 3.0 * static_cast<double>(kMultiplies) / s;
+}
+
+// Multiply-adds per core cycle at `level` on one thread: the median of nine
+// clock-then-probe pairs, both timed by the wall clock, so a loaded machine
+// slows both halves of a pair alike (under 4 busy processes on 2 cores the
+// chain's "clock" fell to 0.7 GHz, the ratio stayed at 62-95 for 64), and a
+// few odd pairs move nothing.
+double peak_per_cycle(ThreadPool& pool, SimdLevel level, double* hz_out) {
+    std::vector<double> ratios, clocks;
+    for (int pair = 0; pair < 9; ++pair) {
+        const double hz = measure_core_hz();
+        ratios.push_back(measure_int8_peak(pool, level, 1) / hz);
+        clocks.push_back(hz);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    std::sort(clocks.begin(), clocks.end());
+    *hz_out = clocks[4];
+    return ratios[4];
 }
 
 TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
     ThreadPool pool(1);
     EXPECT_EQ(measure_int8_peak(pool, SimdLevel::Scalar, 1), 0.0);
-    const double hz = measure_core_hz();
-    // Between 0.5 and 7 GHz, or the chain did not measure the clock.
-    ASSERT_GT(hz, 0.5e9);
-    ASSERT_LT(hz, 7e9);
     for (int l = 1; l <= static_cast<int>(best_simd_level()); ++l) {
         const auto level = static_cast<SimdLevel>(l);
-        const double per_cycle = measure_int8_peak(pool, level, 3) / hz;
+        double hz = 0.0;
+        const double per_cycle = peak_per_cycle(pool, level, &hz);
         // One probe instruction: a 512-bit vpdpbusd (64 multiply-adds) at
         // the VNNI and AMX levels, a 256-bit maddubs (32) at AVX2.
         const double per_instruction = level >= SimdLevel::Avx512Vnni ? 64.0 : 32.0;
@@ -50,7 +62,7 @@ TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
         // of these cores issues.
         EXPECT_GT(per_cycle, per_instruction / 4) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
         EXPECT_LE(per_cycle, per_instruction * 2) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
-        std::printf("[int8 peak] %s: %.1f multiply-adds a cycle at %.2f GHz\n", simd_level_name(level), per_cycle,
+        std::printf("[int8 peak] %s: %.1f multiply-adds a cycle (the chain ran %.2f G cycles a wall-clock second)\n", simd_level_name(level), per_cycle,
                     hz / 1e9);
     }
 }
