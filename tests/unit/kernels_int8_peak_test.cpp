@@ -62,8 +62,8 @@ TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
         // of these cores issues.
         EXPECT_GT(per_cycle, per_instruction / 4) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
         EXPECT_LE(per_cycle, per_instruction * 2) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
-        std::printf("[int8 peak] %s: %.1f multiply-adds a cycle (the chain ran %.2f G cycles a wall-clock second)\n", simd_level_name(level), per_cycle,
-                    hz / 1e9);
+        std::printf("[int8 peak] %s: %.1f multiply-adds a cycle (the chain ran %.2f G cycles a wall-clock second)\n",
+                    simd_level_name(level), per_cycle, hz / 1e9);
     }
 }
 
