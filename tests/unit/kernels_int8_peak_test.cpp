@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace tessera {
@@ -48,6 +49,10 @@ double peak_per_cycle(ThreadPool& pool, SimdLevel level, double* hz_out) {
 }
 
 TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
+    // Under ASan + UBSan (TESSERA_SANITIZED) the chains ran at 5.0 (AVX2) and
+    // 7.1 (VNNI) multiply-adds a cycle, 32 and 64 in a plain build: there the
+    // floor is 1/32 of an instruction a cycle.
+    const double floor_share = std::getenv("TESSERA_SANITIZED") != nullptr ? 1.0 / 32 : 1.0 / 4;
     ThreadPool pool(1);
     EXPECT_EQ(measure_int8_peak(pool, SimdLevel::Scalar, 1), 0.0);
     for (int l = 1; l <= static_cast<int>(best_simd_level()); ++l) {
@@ -60,7 +65,7 @@ TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
         // A quarter of one a cycle leaves room for a loaded machine (and an
         // AVX-512 clock below the scalar one); two a cycle is the most any
         // of these cores issues.
-        EXPECT_GT(per_cycle, per_instruction / 4) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
+        EXPECT_GT(per_cycle, per_instruction * floor_share) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
         EXPECT_LE(per_cycle, per_instruction * 2) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
         std::printf("[int8 peak] %s: %.1f multiply-adds a cycle (the chain ran %.2f G cycles a wall-clock second)\n",
                     simd_level_name(level), per_cycle, hz / 1e9);
