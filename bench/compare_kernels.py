@@ -27,7 +27,7 @@ Usage: python3 bench/compare_kernels.py MODEL.gguf [MODEL2.gguf ...]
        [--tests pp,tg,batch,depth] [--reps 3] [--threads 2] [--pp 512] [--tg 128]
        [--seqs 32] [--batch-prompt 128] [--depth 4096] [--fa on|off]
        [--kv-type f32|f16|bf16|q8_0] [--write-doc NAME]
-Needs: build/tessera, pip install llama-cpp-python.
+Needs: build/tessera, llama-cpp-python in .venv (.venv/bin/pip install llama-cpp-python).
 """
 import argparse
 import json

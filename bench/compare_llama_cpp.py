@@ -8,7 +8,7 @@ its defaults (F16 KV cache); decode is greedy for both.
 
 Usage: python3 bench/compare_llama_cpp.py MODEL.gguf [--threads 2] [--prompt-tokens 512]
        [--gen-tokens 128] [--reps 3]
-Needs: pip install llama-cpp-python; build/tessera built.
+Needs: llama-cpp-python in .venv (.venv/bin/pip install llama-cpp-python); build/tessera built.
 """
 import argparse
 import re

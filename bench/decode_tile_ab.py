@@ -34,17 +34,25 @@ TU = r"""
 #include "kernels/act_quads.h"
 #include "tensor/quant_blocks.h"
 #include "kernels/cpu/dot_x86.h"
+#if __has_include("kernels/cpu/x86_body_context.h")
+#include "kernels/cpu/x86_body_context.h"
+#endif
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 namespace tessera::x86 { namespace NS {
 constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
+#if __has_include("kernels/cpu/dot_legacy_x86_body.h")
+#include "kernels/cpu/quad_qwords_x86_body.h"
+#include "kernels/cpu/dot_legacy_x86_body.h"
+#else  // trees before the kernels' files were renamed
 #include "kernels/cpu/dot_widened_x86_body.h"
 #if __has_include("kernels/cpu/quad_qwords_x86_body.h")
 #include "kernels/cpu/quad_qwords_x86_body.h"
 #endif
 #include "kernels/cpu/dot_quads_x86_body.h"
+#endif
 }}
 #pragma GCC pop_options
 using namespace tessera;

@@ -27,7 +27,7 @@ import tempfile
 # zmm30 holds permute indices, zmm29 and zmm31 sources, k1 a byte mask.
 # "Free" here means free beside the dots alone: in a real tile, whose other
 # pipes are busy too, every extra operation costs something (see
-# docs/BENCHMARKS.md, session 10).
+# docs/benchmarks/HISTORY.md, session 10).
 PROBES = {
     "load 512 (aligned)": "vmovdqu64 {m}, %%zmm{d}",
     "load 512 (line-crossing)": "vmovdqu64 {u}, %%zmm{d}",
@@ -68,7 +68,7 @@ PROBES = {
 }
 COUNTS = (0, 4, 8, 12)
 
-# The AVX2 tiles' operations (dot_quads_x86_body.h, attn_x86_body.h), for
+# The AVX2 tiles' operations (dot_legacy_x86_body.h, attn_x86_body.h), for
 # six 256-bit vpmaddubsw a round (ymm0-5; extras write ymm8-13). ymm15 and
 # ymm14 hold sources, ymm7 permute indices.
 PROBES_AVX2 = {

@@ -1,7 +1,7 @@
 // A study for issue 5's prompt target on AVX2-only CPUs, not engine code:
 // the AVX2 one-row x eight-token Q4_0 prompt tile in two sum orders.
 //
-//   sum_order/quad/K  tessera's order (dot_quads_x86_body.h): four-block
+//   sum_order/quad/K  tessera's order (dot_legacy_x86_body.h): four-block
 //                     steps, two int32 lanes per block, so every step spends
 //                     a widening multiply, an offset add, a convert, a scale
 //                     multiply and an FMA per token on four blocks;
@@ -15,7 +15,7 @@
 // token). The two orders round differently, so switching the engine to the
 // second would change every level's bits (the scalar reference, the AVX-512
 // tiles) at once. Both are checked against a scalar reference before timing.
-// Results and what they mean: docs/BENCHMARKS.md, "Where the AVX2 targets
+// Results and what they mean: docs/benchmarks/HISTORY.md, "Where the AVX2 targets
 // stand" (session 13).
 //
 //   build/kernel_bench --benchmark_filter=sum_order

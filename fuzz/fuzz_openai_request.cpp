@@ -1,16 +1,20 @@
 // libFuzzer target: an arbitrary HTTP body through the server's request layer
-// (JSON parse with the depth limit, then chat or completion validation, the
-// chat template and tokenization) with the GPT-2 fixture vocabulary.
+// (JSON parse with the depth limit, then chat, completion or Responses API
+// validation, the chat template and tokenization) with the GPT-2 fixture
+// vocabulary. The first byte picks the route: bit 1 set is a Responses body
+// (translated to a chat body first), else bit 0 picks completion over chat.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "gguf/gguf_file.h"
 #include "server/field_reader.h"
 #include "server/openai_request.h"
+#include "server/responses_api.h"
 #include "template/chat_render.h"
 
 namespace {
@@ -47,8 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (tessera::parse_json_object(text, limits.max_json_depth, body)) return 0;
     const tessera::PromptContext ctx{&fx.tokenizer, &fx.chat_template, "<|endoftext|>", "<|endoftext|>", 256};
     tessera::ParsedRequest out;
-    const auto err = (data[0] & 1) ? tessera::parse_completion_request(body, ctx, limits, out)
-                                   : tessera::parse_chat_request(body, ctx, limits, out);
+    std::optional<tessera::ApiError> err;
+    if (data[0] & 2) {
+        tessera::Json chat;
+        err = tessera::responses_to_chat_body(body, chat);
+        if (!err) err = tessera::parse_chat_request(chat, ctx, limits, out);
+    } else {
+        err = (data[0] & 1) ? tessera::parse_completion_request(body, ctx, limits, out)
+                            : tessera::parse_chat_request(body, ctx, limits, out);
+    }
     if (err) {
         if (err->http_status < 400 || err->http_status >= 500 || err->message.empty()) std::abort();
         return 0;

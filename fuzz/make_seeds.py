@@ -127,6 +127,12 @@ def main():
     bodies = [(0, chat), (0, {"messages": msgs[1], "tools": [{"type": "function"}]}), (1, comp),
               (1, {"prompt": [1, 2, 3], "max_completion_tokens": 3}), (1, {"prompt": [[4, 5]]}),
               (0, {"messages": []}), (1, {"prompt": "x", "max_tokens": 1e30}), (0, {"messages": msgs[0], "n": 0})]
+    # kind 2: a Responses API body (translated to a chat body first).
+    bodies += [(2, {"input": "Hi", "instructions": "Be brief.", "max_output_tokens": 4, "temperature": 0}),
+               (2, {"input": [{"role": "developer", "content": "S"},
+                              {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]}],
+                    "stream": True, "text": {"format": {"type": "text"}}}),
+               (2, {"input": "x", "tools": [{"type": "function"}]})]
     for i, (kind, b) in enumerate(bodies):
         write("openai_request", f"{i}", bytes([kind]) + json.dumps(b).encode())
 

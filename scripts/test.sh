@@ -2,11 +2,14 @@
 # Sets up, builds and runs every test: the C++ unit tests (CTest), the same
 # unit tests under AddressSanitizer + UBSan, a short run of each libFuzzer
 # target (docs/RELIABILITY.md), and the end-to-end tests (pytest) against the
-# Release server and again against the ASan+UBSan one.
+# Release server and again against the ASan+UBSan one. Python packages go
+# into .venv (scripts/venv.sh), never into the system Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+# Test and tool packages live in .venv, never in the system Python.
+source "$(bash scripts/venv.sh)/bin/activate"
 export TESSERA_MODEL
 TESSERA_MODEL="$(pwd)/$(bash scripts/fetch_model.sh)"
 
@@ -60,6 +63,15 @@ for t in "${fuzz_targets[@]}"; do
   echo "fuzz_$t: $runs executions (at least $FUZZ_MIN_RUNS), ok"
   rm -rf "$new_units" "$log"
 done
+
+# The chat page's test drives Debian's headless Chromium (tests/e2e/test_web_ui.py).
+browser_pkgs=()
+for p in chromium chromium-driver; do dpkg -s "$p" >/dev/null 2>&1 || browser_pkgs+=("$p"); done
+if [ ${#browser_pkgs[@]} -gt 0 ]; then
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${browser_pkgs[@]}" >/dev/null
+fi
 
 echo "== end-to-end tests =="
 python3 -m pytest -q -rs --junitxml="$reports/e2e.xml" tests/e2e

@@ -15,7 +15,7 @@ these F32-cache figures, within its tolerances
 (tests/unit/generation_golden_test.cpp).
 
 Usage: python3 tools/gen_golden_generation.py MODEL.gguf OUT.json
-Needs: pip install llama-cpp-python jinja2
+Needs: .venv/bin/pip install llama-cpp-python jinja2 (scripts/venv.sh makes .venv)
 """
 import hashlib
 import json

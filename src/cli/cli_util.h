@@ -1,11 +1,18 @@
 // Shared helpers for subcommands: CLI11 parsing that turns every parse error
-// into one line on stderr, and a default thread count.
+// into one line on stderr, a default thread count, and reading a text file.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <thread>
+
+#include "core/status.h"
 
 namespace tessera {
 
@@ -21,6 +28,18 @@ inline std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
         return 2;
     }
     return std::nullopt;
+}
+
+// The whole file at `path` ("-": stdin).
+inline Expected<std::string> read_text(const std::string& path) {
+    if (path == "-") {
+        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::error("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
 inline int default_threads() {

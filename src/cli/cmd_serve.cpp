@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,9 @@
 #include "cli/chat_session.h"
 #include "cli/commands.h"
 #include "cli/kv_type_flags.h"
+#include "kernels/dot_kernels.h"
+#include "template/builtin_templates.h"
+#include "template/template.h"
 #include "server/http_server.h"
 
 namespace tessera {
@@ -22,6 +26,9 @@ namespace {
 
 struct ServeFlags {
     std::string model_path;
+    std::string chat_template;  // a file, or a built-in name; empty: the model's own
+    std::string log_format = "text";
+    bool access_log = true;
     std::string api_key;
     std::string api_key_file;
     ServerOptions server;
@@ -39,7 +46,18 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
     auto* key = app.add_option("--api-key", f.api_key, "require 'Authorization: Bearer KEY'");
     app.add_option("--api-key-file", f.api_key_file, "file of accepted API keys, one per line")->excludes(key);
-    app.add_option("--model-name", s.model_name, "model id reported by /v1/models (default: file name)");
+    app.add_option("--served-model-name,--alias,--model-name", s.model_names,
+                   "names the model is served under; the first is listed first, requests naming another get 404 "
+                   "(default: the file name without .gguf)");
+    app.add_option("--chat-template", f.chat_template,
+                   "chat template: a Jinja file, or a built-in name (" + builtin_chat_template_names() +
+                       "); default: the model's own");
+    app.add_option("--cors-origin", s.cors_origins,
+                   "allow browser pages from this origin (repeatable; '*': any) and answer CORS preflights");
+    app.add_option("--log-format", f.log_format, "access log: one line per request, text or json")
+        ->check(CLI::IsMember({"text", "json"}));
+    app.add_flag("!--no-access-log", f.access_log, "no access log lines");
+    app.add_flag("!--no-webui", s.web_ui, "no chat page at /");
     app.add_option("-c,--ctx-size", e.ctx_size, "KV cache size in tokens (when --kv-memory is not set)")
         ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
     app.add_option("--kv-memory", e.kv_memory_bytes, "KV cache budget in bytes, e.g. 512M or 2G")
@@ -84,6 +102,25 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--drain-timeout", f.drain_timeout_s,
                    "on SIGTERM/SIGINT, seconds in-flight requests may take to finish")
         ->check(CLI::Range(0.0, 86400.0));
+}
+
+// --chat-template: a built-in name, else a file; either way it must parse.
+Expected<std::string> load_chat_template(const std::string& name_or_path) {
+    std::string source;
+    if (auto builtin = builtin_chat_template(name_or_path)) {
+        source = std::move(*builtin);
+    } else {
+        auto text = read_text(name_or_path);
+        if (!text) return Status::error(text.error() + " (nor is it a built-in name: " + builtin_chat_template_names() + ")");
+        source = std::move(*text);
+    }
+    if (auto parsed = Template::parse(source); !parsed) return Status::error(name_or_path + ": " + parsed.error());
+    return source;
+}
+
+void apply_log_format(ServeFlags& f) {
+    if (!f.access_log) f.server.access_log = AccessLogFormat::Off;
+    else f.server.access_log = f.log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Text;
 }
 
 void apply_timeouts(ServeFlags& f) {
@@ -138,12 +175,41 @@ private:
     std::thread thread_;
 };
 
+// What a user checks first: which model and kernels, how much context and KV.
+void print_startup(const ServeFlags& f, const Engine& engine) {
+    const ModelConfig& c = engine.model_config();
+    const EngineMetrics& m = engine.metrics();
+    const EngineOptions& o = engine.options();
+    std::fprintf(stderr, "tessera serve: model %s (%s, %d layers, served as '%s')\n", f.model_path.c_str(),
+                 c.arch.c_str(), c.n_layer, f.server.model_names.front().c_str());
+    std::fprintf(stderr,
+                 "tessera serve: context %lld tokens per request; KV cache %lld tokens (%lld blocks of %lld, K %s, "
+                 "V %s), prefix cache %s; up to %d sequences per step\n",
+                 static_cast<long long>(engine.max_context()),
+                 static_cast<long long>(m.kv_blocks_total.load() * m.kv_block_size.load()),
+                 static_cast<long long>(m.kv_blocks_total.load()), static_cast<long long>(m.kv_block_size.load()),
+                 kv_type_name(o.kv_types.k).c_str(), kv_type_name(o.kv_types.v).c_str(),
+                 o.prefix_cache ? "on" : "off", o.max_seqs);
+    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::fprintf(stderr, "tessera serve: kernels %s, %d compute threads; model loaded, ready\n",
+                 simd_level_name(best_simd_level()), threads);
+}
+
 // Loads the model and runs the engine until the server stops. Returns the exit code.
 int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
     GenerationFlags gf;
     gf.model_path = f.model_path;
     auto loaded = LoadedModel::load(gf, "serve");
     if (!loaded) return 1;
+    if (!f.chat_template.empty()) {
+        auto source = load_chat_template(f.chat_template);
+        if (!source) {
+            std::fprintf(stderr, "tessera serve: --chat-template: %s\n", source.error().c_str());
+            return 1;
+        }
+        loaded->chat_template.source = std::move(*source);
+        loaded->chat_template.warning.clear();
+    }
     if (!loaded->chat_template.warning.empty()) {
         std::fprintf(stderr, "tessera serve: warning: %s\n", loaded->chat_template.warning.c_str());
     }
@@ -155,8 +221,7 @@ int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
     const ServingModel serving_model{engine->get(), loaded->chat_template.source, loaded->chat_template.bos,
                                      loaded->chat_template.eos};
     server.set_model(&serving_model);
-    std::fprintf(stderr, "tessera serve: model loaded, ready (max context %lld tokens)\n",
-                 static_cast<long long>((*engine)->max_context()));
+    print_startup(f, **engine);
     serving.join();  // until stop(); HTTP threads are gone before the engine and model go
     server.set_model(nullptr);
     return 0;
@@ -171,7 +236,8 @@ int cmd_serve(int argc, char** argv) {
     if (auto code = parse_args(app, argc, argv)) return *code;
     if (!load_api_keys(f)) return 2;
     apply_timeouts(f);
-    if (f.server.model_name.empty()) f.server.model_name = std::filesystem::path(f.model_path).stem().string();
+    apply_log_format(f);
+    if (f.server.model_names.empty()) f.server.model_names = {std::filesystem::path(f.model_path).stem().string()};
 
     // glibc raises its mmap threshold each time a large block is freed, so
     // after one big request later ones come from the heap and stay resident

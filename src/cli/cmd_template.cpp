@@ -21,17 +21,6 @@ namespace {
 const char* const kDemoMessages =
     R"([{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Hello!"}])";
 
-Expected<std::string> read_text(const std::string& path) {
-    if (path == "-") {
-        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::error("cannot open " + path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 Expected<ModelChatTemplate> load_from_model(const std::string& path) {
     auto file = GgufFile::open(path);
     if (!file) return file.status();

@@ -14,7 +14,7 @@
 // How the page cache holds a model file matters to decode speed: the 1.1B
 // test model decoded at 46 t/s while its file sat in the cache as written
 // (small folios) and at 57-58 t/s once it had been dropped and read back in
-// through a mapping, which on ext4 builds 2 MiB folios (docs/BENCHMARKS.md).
+// through a mapping, which on ext4 builds 2 MiB folios (docs/benchmarks/HISTORY.md).
 // The mapping asks for 2 MiB pages (MADV_HUGEPAGE) so those folios are
 // mapped whole, and open() does the drop and read itself when more than
 // 1/kMaxSmallShare of the file is left on small pages: it drops the file's

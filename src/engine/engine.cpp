@@ -332,6 +332,7 @@ void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) 
     const GenerationRequest& req = choice.req->request;
     const auto now = std::chrono::steady_clock::now();
     if (choice.n_generated == 0) {
+        choice.first_token = now;
         metrics_.ttft.observe(seconds_between(choice.req->submitted, now));
     } else {
         metrics_.inter_token.observe(seconds_between(choice.last_token, now));
@@ -397,6 +398,10 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
     e.prompt_tokens = choice.seq.n_prompt;
     e.completion_tokens = choice.n_generated;
     e.cached_tokens = choice.seq.n_cached;
+    if (choice.n_generated > 0) {
+        e.seconds_to_first_token = seconds_between(choice.req->submitted, choice.first_token);
+        e.seconds_decoding = seconds_between(choice.first_token, choice.last_token);
+    }
     choice.req->handle->push(std::move(e));
     metrics_.e2e_latency.observe(seconds_between(choice.req->submitted, std::chrono::steady_clock::now()));
     if (choice.index == 0) metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);

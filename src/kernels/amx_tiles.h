@@ -9,7 +9,7 @@
 // runs lane by lane: a lane's chain over blocks b = c, c + 4, ... for every
 // (token, row) of the tile sits in 16 vectors, one per token, so the eight
 // lanes need no more registers than one. Q4_K's order has one lane per
-// 32-element sub-block (dot_supers_x86_body.h), so its multiplies take
+// 32-element sub-block (dot_kquants_x86_body.h), so its multiplies take
 // K = 32: a sub-block of 16 tokens against one of 16 rows. Activations are
 // re-laid out once per matmul (prepare_amx_act_row: each block's halves
 // contiguous, the block floats of 16 tokens side by side); weights are
@@ -45,7 +45,7 @@ AmxTilesFn find_amx_tiles(GgmlType weight, SimdLevel level);
 // The fewest tokens a call gives the tiles of `weight` (matmul leaves calls
 // with fewer to the VNNI tiles): a 16-row tile's weights are unpacked once a
 // call, and with one 16-token group over them the legacy formats' tiles ran
-// at 0.8-0.9x the VNNI tiles (bench/matmul_level_ab, docs/BENCHMARKS.md);
+// at 0.8-0.9x the VNNI tiles (bench/matmul_level_ab, docs/benchmarks/HISTORY.md);
 // Q4_K's, with twice the multiply-adds a tile multiply, at 1.2x.
 int amx_min_tokens(GgmlType weight);
 

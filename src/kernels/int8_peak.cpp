@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "core/check.h"
-#include "kernels/cpu/int8_chains_x86.h"
+#include "kernels/cpu/int8_peak_x86.h"
 
 namespace tessera {
 
@@ -24,7 +24,7 @@ double measure_int8_peak(ThreadPool& pool, SimdLevel level, int reps) {
     for (int r = 0; r < reps; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         pool.run([&](int, int) {
-            const uint32_t s = vnni ? x86::int8_chains_avx512(kRounds) : x86::int8_chains_avx2(kRounds);
+            const uint32_t s = vnni ? x86::int8_peak_avx512(kRounds) : x86::int8_peak_avx2(kRounds);
             sink.fetch_add(s, std::memory_order_relaxed);
         });
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -20,6 +20,11 @@ ApiError not_found(std::string message) {
     return ApiError{404, std::move(message), "invalid_request_error", "", "not_found"};
 }
 
+ApiError model_not_found(const std::string& model) {
+    return ApiError{404, "The model '" + model + "' does not exist", "invalid_request_error", "model",
+                    "model_not_found"};
+}
+
 ApiError unauthorized() {
     return ApiError{401, "Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.",
                     "invalid_request_error", "", "invalid_api_key"};

@@ -23,6 +23,7 @@ struct ApiError {
 
 ApiError bad_request(std::string param, std::string message, std::string code = "");
 ApiError not_found(std::string message);
+ApiError model_not_found(const std::string& model);
 ApiError unauthorized();
 ApiError headers_too_large(std::string message);
 ApiError overloaded(std::string message);

@@ -6,62 +6,16 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "core/check.h"
 #include "server/field_reader.h"
+#include "server/generation_source.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
 
 namespace tessera {
 namespace {
-
-TokenPieceFn piece_fn(const Tokenizer& tok) {
-    return [&tok](int32_t id) { return tok.token_to_piece(id, true); };
-}
-
-void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {
-    usage.prompt_tokens = ev.prompt_tokens;  // the same prompt for every choice
-    usage.completion_tokens += ev.completion_tokens;
-    usage.cached_tokens = std::max(usage.cached_tokens, ev.cached_tokens);
-}
-
-// What both reply shapes share: the engine's handle, woken per event, and
-// cancelled when the client goes, the server stops, or the reply is dropped.
-class GenerationSource : public ReplySource {
-public:
-    GenerationSource(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n,
-                     std::shared_ptr<RequestHandle> handle)
-        : state_(state), engine_(engine), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
-          piece_(piece_fn(engine.tokenizer())) {}
-    ~GenerationSource() override { handle_->cancel(); }  // no-op once finished
-
-    void set_waker(std::function<void()> wake) override {
-        handle_->set_listener(std::move(wake));
-        if (state_.stopping.load()) handle_->cancel();  // began after drain() cancelled the others
-    }
-    void cancel() override { handle_->cancel(); }
-
-protected:
-    // Takes every event ready now.
-    template <class Fn>
-    void drain_events(Fn on_event) {
-        while (auto ev = handle_->next(std::chrono::milliseconds(0))) {
-            TS_CHECK(ev->index >= 0 && ev->index < n_);
-            if (ev->finish != FinishReason::None) add_final_counts(*ev, usage_);
-            on_event(*ev);
-        }
-    }
-
-    HttpServer::State& state_;
-    const Engine& engine_;
-    InFlight in_flight_;
-    const ResponseMeta meta_;
-    const int32_t n_;
-    std::shared_ptr<RequestHandle> handle_;
-    TokenPieceFn piece_;
-    UsageCounts usage_;
-};
 
 // A non-streamed reply: every choice collected, then one JSON body.
 class WholeReply final : public GenerationSource {
@@ -88,11 +42,7 @@ public:
 private:
     HttpReply finish() const {
         for (const ChoiceResult& c : choices_) {
-            if (c.finish == FinishReason::Error && engine_.model_damaged()) return error_reply(unavailable(error_));
-            if (c.finish == FinishReason::Error) return error_reply(internal_error("Generation failed: " + error_));
-            if (c.finish == FinishReason::Cancelled) {
-                return error_reply(unavailable("The request was cancelled (server shutting down)"));
-            }
+            if (auto failed = failed_reply(engine_, c.finish, error_)) return std::move(*failed);
         }
         return json_reply(200, response_json(meta_, choices_, usage_, piece_));
     }
@@ -144,47 +94,54 @@ private:
     bool started_ = false;
 };
 
-std::optional<ApiError> parse_request(HttpServer::State& state, ApiKind kind, const ServingModel& model,
-                                      const HttpRequest& req, ParsedRequest& out) {
-    Json body;
-    if (auto err = parse_json_object(req.body, state.options.limits.max_json_depth, body)) return err;
-    const PromptContext ctx{&model.engine->tokenizer(), &model.chat_template, model.bos_token, model.eos_token,
-                            model.engine->max_context()};
-    auto err = kind == ApiKind::Chat ? parse_chat_request(body, ctx, state.options.limits, out)
-                                     : parse_completion_request(body, ctx, state.options.limits, out);
-    if (err) return err;
-    if (!out.seed_given) out.gen.sampling.seed = state.random_u64();
-    // Authentication already passed; the key picks the prefix-cache domain.
-    out.gen.cache_salt = state.options.api_keys.check(req.authorization).value_or(0);
-    return std::nullopt;
-}
-
 }  // namespace
 
-HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req) {
+Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json& body, const HttpRequest& req) {
     const ServingModel* model = state.model.load();
     if (!model) return error_reply(unavailable("The model is still loading"));
-    const InFlight in_flight(state);  // before the check, so drain() cannot miss this request
+    Submitted s;
+    s.in_flight = std::make_unique<InFlight>(state);  // before the check, so drain() cannot miss this request
     if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
-    ParsedRequest pr;
-    if (auto err = parse_request(state, kind, *model, req, pr)) return error_reply(*err);
-    const ResponseMeta meta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
-                            pr.model.empty() ? state.options.model_name : pr.model, pr.gen.top_logprobs >= 0};
+    const PromptContext ctx{&model->engine->tokenizer(), &model->chat_template, model->bos_token, model->eos_token,
+                            model->engine->max_context()};
+    s.engine = model->engine;
+    ParsedRequest& pr = s.request;
+    auto err = kind == ApiKind::Completion ? parse_completion_request(body, ctx, state.options.limits, pr)
+                                           : parse_chat_request(body, ctx, state.options.limits, pr);
+    if (err) return error_reply(*err);
+    if (!pr.model.empty() && !serves_model(state, pr.model)) return error_reply(model_not_found(pr.model));
+    if (!pr.seed_given) pr.gen.sampling.seed = state.random_u64();
+    // Authentication already passed; the key picks the prefix-cache domain.
+    pr.gen.cache_salt = state.options.api_keys.check(req.authorization).value_or(0);
+    s.meta = ResponseMeta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
+                          pr.model.empty() ? state.options.model_names.front() : pr.model, pr.gen.top_logprobs >= 0};
     auto handle = model->engine->submit(pr.gen);
     if (!handle) {
         if (is_overloaded(handle.status())) return error_reply(overloaded(handle.error()));
         if (model->engine->model_damaged()) return error_reply(unavailable(handle.error()));
         return error_reply(bad_request("", handle.error()));
     }
-    const Engine& engine = *model->engine;
+    s.handle = std::move(*handle);
+    return s;
+}
+
+HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req) {
+    Json body;
+    if (auto err = parse_json_object(req.body, state.options.limits.max_json_depth, body)) return error_reply(*err);
+    Submission sub = submit_generation(state, kind, body, req);
+    body = Json();
+    if (auto* refused = std::get_if<HttpReply>(&sub)) return std::move(*refused);
+    Submitted& s = std::get<Submitted>(sub);
+    const ParsedRequest& pr = s.request;
     HttpReply reply;
     if (pr.stream) {
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        reply.source = std::make_shared<EventStream>(state, engine, meta, pr.gen.n, pr.include_usage, std::move(*handle));
+        reply.source = std::make_shared<EventStream>(state, *s.engine, s.meta, pr.gen.n, pr.include_usage,
+                                                     std::move(s.handle));
     } else {
-        reply.source = std::make_shared<WholeReply>(state, engine, meta, pr.gen.n, std::move(*handle));
+        reply.source = std::make_shared<WholeReply>(state, *s.engine, s.meta, pr.gen.n, std::move(s.handle));
     }
     return reply;
 }

@@ -143,6 +143,9 @@ void HttpConnection::on_header(error_code ec) {
     request_.path = target_path(head.target());
     request_.authorization = std::string(head[http::field::authorization]);
     request_.content_encoding = std::string(head[http::field::content_encoding]);
+    request_.origin = std::string(head[http::field::origin]);
+    request_.cors_request_headers = std::string(head[http::field::access_control_request_headers]);
+    access_ = AccessRecord{client_, request_.method, request_.path, 0, true, {}, std::chrono::steady_clock::now(), {}};
     const size_t n_fields = static_cast<size_t>(std::distance(head.begin(), head.end()));
     if (n_fields > owner_.options().max_headers) {
         return reply(error_reply(headers_too_large("Too many request header fields (at most " +
@@ -188,9 +191,12 @@ void HttpConnection::dispatch() {
 void HttpConnection::reply(HttpReply r, bool close_after) {
     if (closed_) return;
     if (close_after) keep_alive_ = false;
+    if (!access_) access_ = AccessRecord{client_, "-", "", 0, true, {}, std::chrono::steady_clock::now(), {}};
+    access_->status = r.status;
     if (!r.source) return send(serialize(std::move(r), keep_alive_), Next::ReadNext);
     source_ = std::move(r.source);
     streamed_ = r.streamed;
+    source_headers_ = r.headers;
     collected_.clear();
     source_->set_waker([weak = weak_from_this()] {
         if (auto self = weak.lock()) self->wake();
@@ -219,14 +225,15 @@ void HttpConnection::pump() {
         HttpReply whole;
         whole.status = source_->final_status();
         whole.body = std::move(collected_);
-        source_.reset();
+        whole.headers = std::move(source_headers_);
+        release_source();
         return send(serialize(std::move(whole), keep_alive_), Next::ReadNext);
     }
     std::string out;
     if (!bytes.empty()) append_chunk(out, bytes);
     if (done) {
         out += kLastChunk;
-        source_.reset();
+        release_source();
     }
     if (!out.empty()) send(std::move(out), done ? Next::ReadNext : Next::Pump);
 }
@@ -263,6 +270,7 @@ void HttpConnection::on_sent(error_code ec, Next next) {
         std::string().swap(out_);
         owner_.workers().post([] { malloc_trim(0); });
     }
+    if (next == Next::ReadNext || next == Next::Close) log_access(true);
     switch (next) {
         case Next::Pump: return pump();
         case Next::ReadBody: return read_body();
@@ -298,6 +306,23 @@ void HttpConnection::discard_input(size_t budget) {
     });
 }
 
+// The source is done (or abandoned): its counts go to the access record first.
+void HttpConnection::release_source() {
+    if (access_) {
+        access_->usage = source_->usage();
+        if (!streamed_) access_->status = source_->final_status();
+    }
+    source_.reset();
+}
+
+void HttpConnection::log_access(bool completed) {
+    if (!access_) return;
+    access_->completed = completed;
+    access_->finished = std::chrono::steady_clock::now();
+    if (owner_.routes().log) owner_.routes().log(*access_);
+    access_.reset();
+}
+
 void HttpConnection::cancel_reply() {
     if (source_) source_->cancel();
 }
@@ -307,8 +332,9 @@ void HttpConnection::close() {
     closed_ = true;
     if (source_) {
         source_->cancel();
-        source_.reset();
+        release_source();
     }
+    log_access(false);
     arm(read_timer_, read_generation_, std::chrono::milliseconds(0));
     arm(write_timer_, write_generation_, std::chrono::milliseconds(0));
     error_code ignored;

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/http_message.h"
 
@@ -66,6 +68,8 @@ private:
     void refuse_read(boost::system::error_code ec);
     void linger_close();
     void discard_input(size_t budget);
+    void release_source();
+    void log_access(bool completed);
     void arm(boost::asio::steady_timer& timer, uint64_t& generation, std::chrono::milliseconds limit);
 
     boost::asio::ip::tcp::socket socket_;
@@ -75,6 +79,7 @@ private:
     std::optional<Parser> parser_;
     HttpRequest request_;     // the request being read or handled
     bool keep_alive_ = true;  // the current request allows another after it
+    std::optional<AccessRecord> access_;  // the request being answered, until logged
 
     boost::asio::steady_timer read_timer_;   // the request deadline
     boost::asio::steady_timer write_timer_;  // one write's deadline
@@ -84,6 +89,7 @@ private:
     std::shared_ptr<ReplySource> source_;  // a reply still being produced
     bool streamed_ = false;
     std::string collected_;  // a buffered source's body so far
+    std::vector<std::pair<std::string, std::string>> source_headers_;  // the route's fields, for the buffered reply
     std::atomic<bool> wake_pending_{false};
 
     std::string out_;  // bytes being written

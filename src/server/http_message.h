@@ -4,8 +4,11 @@
 // the transport pulls from whenever the source says it has something new.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +20,16 @@ struct HttpRequest {
     std::string path;           // the target without its query string
     std::string authorization;  // the Authorization header, empty if absent
     std::string content_encoding;
+    std::string origin;                // CORS: the Origin header, empty if absent
+    std::string cors_request_headers;  // a preflight's Access-Control-Request-Headers
     std::string body;
+};
+
+// What a generation reply knows about its request, for the access log.
+struct ReplyUsage {
+    int64_t prompt_tokens = -1;  // -1: not a generation
+    int64_t completion_tokens = -1;
+    std::optional<std::chrono::steady_clock::time_point> first_token;  // when the first token reached the reply
 };
 
 // A reply body produced after the route has returned. Called on the
@@ -33,6 +45,8 @@ public:
     virtual bool poll(std::string& out) = 0;
     // The status of a buffered reply, read once poll() has returned true.
     virtual int final_status() const { return 200; }
+    // Token counts and first-token time so far (read on the I/O thread).
+    virtual ReplyUsage usage() const { return {}; }
     // The client has gone or the server is stopping: wind down (the source may
     // still produce closing bytes, e.g. a stream's last chunk and [DONE]).
     virtual void cancel() = 0;
@@ -48,6 +62,19 @@ struct HttpReply {
     // source's bytes are collected and sent as one body with final_status().
     std::shared_ptr<ReplySource> source;
     bool streamed = false;
+};
+
+// One request as the access log records it, once its reply has gone out (or
+// the client went away first).
+struct AccessRecord {
+    std::string client;  // peer address
+    std::string method;  // "-" when the request line never arrived whole
+    std::string path;
+    int status = 0;
+    bool completed = true;  // false: the connection closed before the whole reply was sent
+    ReplyUsage usage;
+    std::chrono::steady_clock::time_point started;  // when the request head had arrived
+    std::chrono::steady_clock::time_point finished;
 };
 
 }  // namespace tessera

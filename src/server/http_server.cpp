@@ -5,6 +5,8 @@
 
 #include <strings.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "server/field_reader.h"
 #include "server/prometheus.h"
 #include "server/server_state.h"
+#include "server/web_ui.h"
 
 namespace tessera {
 namespace {
@@ -24,8 +27,9 @@ using Handler = std::function<HttpReply(State&, const HttpRequest&)>;
 struct Route {
     std::string path;
     std::string method;
-    bool authed;  // every route but /health requires the API key (when keys are configured)
+    bool authed;  // every route but /health and /ready requires the API key (when keys are configured)
     Handler handle;
+    bool prefix = false;  // matches every path under `path` (e.g. /v1/models/{id})
 };
 
 HttpReply handle_ready(State& st) {
@@ -37,11 +41,41 @@ HttpReply handle_ready(State& st) {
     return json_reply(200, {{"status", "ready"}});
 }
 
-HttpReply handle_models(State& st) {
-    Json model = {{"id", st.options.model_name}, {"object", "model"}, {"created", st.started_at},
-                  {"owned_by", "tessera"}};
+Json model_json(State& st, const std::string& name) {
+    Json model = {{"id", name}, {"object", "model"}, {"created", st.started_at}, {"owned_by", "tessera"}};
     if (const ServingModel* m = st.model.load()) model["max_model_len"] = m->engine->max_context();
-    return json_reply(200, {{"object", "list"}, {"data", Json::array({model})}});
+    return model;
+}
+
+HttpReply handle_models(State& st) {
+    Json data = Json::array();
+    for (const std::string& name : st.options.model_names) data.push_back(model_json(st, name));
+    return json_reply(200, {{"object", "list"}, {"data", std::move(data)}});
+}
+
+// GET /v1/models/{id}: the id may itself contain '/' (e.g. "org/name").
+HttpReply handle_model(State& st, const HttpRequest& req) {
+    const std::string id = req.path.substr(std::string_view("/v1/models/").size());
+    if (!serves_model(st, id)) return error_reply(model_not_found(id));
+    return json_reply(200, model_json(st, id));
+}
+
+// llama-server's /props: what a client needs to know to talk to this model.
+HttpReply handle_props(State& st) {
+    const ServingModel* m = st.model.load();
+    if (!m) return error_reply(unavailable("The model is still loading"));
+    const EngineOptions& eo = m->engine->options();
+    const Json settings = {{"n_ctx", m->engine->max_context()}, {"model", st.options.model_names.front()}};
+    return json_reply(200, {{"model_alias", st.options.model_names.front()},
+                            {"model_names", st.options.model_names},
+                            {"architecture", m->engine->model_config().arch},
+                            {"n_ctx", m->engine->max_context()},
+                            {"total_slots", eo.max_seqs},
+                            {"default_generation_settings", settings},
+                            {"chat_template", m->chat_template},
+                            {"bos_token", m->bos_token},
+                            {"eos_token", m->eos_token},
+                            {"build_info", "tessera"}});
 }
 
 HttpReply handle_metrics(State& st) {
@@ -112,26 +146,41 @@ HttpReply handle_detokenize(State& st, const HttpRequest& req) {
     return json_reply(200, {{"content", tok.decode(ids)}});
 }
 
-std::vector<Route> route_table() {
+HttpReply handle_index() {
+    HttpReply r;
+    r.content_type = "text/html; charset=utf-8";
+    r.headers = {{"Cache-Control", "no-cache"}};
+    r.body = std::string(web_index_html());
+    return r;
+}
+
+std::vector<Route> route_table(const ServerOptions& options) {
     const auto gen = [](ApiKind kind) {
         return [kind](State& st, const HttpRequest& q) { return handle_generation(st, kind, q); };
     };
-    return {
+    std::vector<Route> table = {
         {"/v1/chat/completions", "POST", true, gen(ApiKind::Chat)},
         {"/v1/completions", "POST", true, gen(ApiKind::Completion)},
+        {"/v1/responses", "POST", true, handle_responses},
         {"/v1/models", "GET", true, [](State& st, const HttpRequest&) { return handle_models(st); }},
+        {"/v1/models/", "GET", true, handle_model, true},
+        {"/props", "GET", true, [](State& st, const HttpRequest&) { return handle_props(st); }},
         {"/tokenize", "POST", true, handle_tokenize},
         {"/detokenize", "POST", true, handle_detokenize},
         {"/health", "GET", false, [](State&, const HttpRequest&) { return json_reply(200, {{"status", "ok"}}); }},
-        {"/ready", "GET", true, [](State& st, const HttpRequest&) { return handle_ready(st); }},
+        {"/ready", "GET", false, [](State& st, const HttpRequest&) { return handle_ready(st); }},
         {"/metrics", "GET", true, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
     };
+    // The page holds no secret (it asks for the key itself), so it needs none.
+    if (options.web_ui) table.push_back({"/", "GET", false, [](State&, const HttpRequest&) { return handle_index(); }});
+    return table;
 }
 
 const Route* find_route(const std::vector<Route>& table, const HttpRequest& req, bool& path_known) {
     path_known = false;
     for (const Route& r : table) {
-        if (r.path != req.path) continue;
+        const bool match = r.prefix ? req.path.size() > r.path.size() && req.path.starts_with(r.path) : r.path == req.path;
+        if (!match) continue;
         path_known = true;
         if (r.method == req.method) return &r;
     }
@@ -142,6 +191,7 @@ const Route* find_route(const std::vector<Route>& table, const HttpRequest& req,
 // read: unknown route, wrong method, missing key, a compressed body (never
 // inflated: a small gzip body can expand a thousandfold).
 std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, const HttpRequest& head) {
+    if (st.cors.is_preflight(head)) return st.cors.preflight(head);  // browsers send no key with a preflight
     bool path_known = false;
     const Route* route = find_route(table, head, path_known);
     if (!route) return error_reply(error_for_status(path_known ? 405 : 404, head.method, head.path));
@@ -152,22 +202,42 @@ std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, cons
     return std::nullopt;
 }
 
+HttpReply handle(State& st, const std::vector<Route>& table, HttpRequest& req) {
+    bool path_known = false;
+    const Route* route = find_route(table, req, path_known);
+    if (!route) return error_reply(error_for_status(path_known ? 405 : 404, req.method, req.path));
+    try {
+        return route->handle(st, req);
+    } catch (const std::exception&) {
+        return error_reply(internal_error("Internal server error"));
+    }
+}
+
 }  // namespace
 
+bool serves_model(const State& st, const std::string& name) {
+    const auto& names = st.options.model_names;
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 HttpRoutes routes_for(State& st) {
-    auto table = std::make_shared<const std::vector<Route>>(route_table());
+    auto table = std::make_shared<const std::vector<Route>>(route_table(st.options));
     HttpRoutes routes;
-    routes.screen = [&st, table](const HttpRequest& head) { return screen(st, *table, head); };
-    routes.handle = [&st, table](HttpRequest& req) {
-        bool path_known = false;
-        const Route* route = find_route(*table, req, path_known);
-        if (!route) return error_reply(error_for_status(path_known ? 405 : 404, req.method, req.path));
-        try {
-            return route->handle(st, req);
-        } catch (const std::exception&) {
-            return error_reply(internal_error("Internal server error"));
-        }
+    routes.screen = [&st, table](const HttpRequest& head) {
+        auto refusal = screen(st, *table, head);
+        if (refusal) st.cors.decorate(head, *refusal);  // so the browser lets the page read the error
+        return refusal;
     };
+    routes.handle = [&st, table](HttpRequest& req) {
+        HttpReply reply = handle(st, *table, req);
+        st.cors.decorate(req, reply);
+        return reply;
+    };
+    if (st.options.access_log != AccessLogFormat::Off) {
+        routes.log = [format = st.options.access_log](const AccessRecord& record) {
+            std::fprintf(stderr, "%s\n", format_access_line(record, format).c_str());
+        };
+    }
     return routes;
 }
 

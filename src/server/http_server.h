@@ -1,6 +1,6 @@
 // `tessera serve`'s HTTP front end: an OpenAI-compatible API (chat and text
-// completions, models), llama-server style /tokenize and /detokenize, and the
-// operational endpoints /health, /ready and /metrics, over the event-driven
+// completions, models), llama-server style /tokenize, /detokenize and /props,
+// and the operational endpoints /health, /ready and /metrics, over the event-driven
 // transport of http_transport.h.
 #pragma once
 
@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "engine/engine.h"
+#include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/openai_request.h"
 
@@ -30,7 +32,13 @@ struct ServerOptions {
     // connection opening or of its previous response; 0: no deadline.
     std::chrono::milliseconds request_timeout{30000};
     std::chrono::milliseconds io_timeout{5000};  // one write to a client (a stalled reader is dropped)
-    std::string model_name;                      // listed by /v1/models, echoed when a request names none
+    // The names the model is served under (--served-model-name / --alias):
+    // /v1/models lists them, a request naming another model gets a 404, and
+    // one naming none is answered as the first.
+    std::vector<std::string> model_names;
+    std::vector<std::string> cors_origins;  // browser origins allowed ("*": any); empty: no CORS
+    AccessLogFormat access_log = AccessLogFormat::Text;
+    bool web_ui = true;  // the chat page at /
     ProtocolLimits limits;
     ApiKeys api_keys;
 };

@@ -23,6 +23,8 @@ struct HttpRoutes {
     std::function<std::optional<HttpReply>(const HttpRequest& head)> screen;
     // The whole request, on a worker thread.
     std::function<HttpReply(HttpRequest& request)> handle;
+    // Each request once answered (or abandoned), on the I/O thread; may be empty.
+    std::function<void(const AccessRecord& record)> log;
 };
 
 class HttpTransport {

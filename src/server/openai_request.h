@@ -31,7 +31,7 @@ struct ProtocolLimits {
     int64_t max_response_tokens = int64_t{1} << 19;
 };
 
-enum class ApiKind { Chat, Completion };
+enum class ApiKind { Chat, Completion, Responses };  // Responses: parsed as a chat
 
 struct ParsedRequest {
     ApiKind kind = ApiKind::Chat;

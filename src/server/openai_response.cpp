@@ -48,7 +48,8 @@ Json finish_json(FinishReason r) {
 std::string make_response_id(ApiKind kind, uint64_t unique) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(unique));
-    return std::string(kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-") + hex;
+    const char* prefix = kind == ApiKind::Chat ? "chatcmpl-" : kind == ApiKind::Completion ? "cmpl-" : "resp_";
+    return prefix + std::string(hex);
 }
 
 const char* openai_finish_reason(FinishReason r) {

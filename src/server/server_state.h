@@ -8,6 +8,7 @@
 #include <random>
 
 #include "server/api_error.h"
+#include "server/cors.h"
 #include "server/http_message.h"
 #include "server/http_server.h"
 #include "server/http_transport.h"
@@ -16,10 +17,15 @@ namespace tessera {
 
 // The route table over a server's state (http_server.cpp).
 HttpRoutes routes_for(HttpServer::State& state);
+// True when `name` is one the model is served under.
+bool serves_model(const HttpServer::State& state, const std::string& name);
 
 struct HttpServer::State {
     explicit State(ServerOptions opts)
-        : options(std::move(opts)), transport(options, routes_for(*this)), rng(std::random_device{}()) {}
+        : options(std::move(opts)), cors(options.cors_origins), transport(options, routes_for(*this)),
+          rng(std::random_device{}()) {
+        if (options.model_names.empty()) options.model_names = {"tessera"};  // routes need a name to answer with
+    }
 
     uint64_t random_u64() {
         std::lock_guard<std::mutex> lock(rng_mu);
@@ -27,6 +33,7 @@ struct HttpServer::State {
     }
 
     ServerOptions options;
+    CorsPolicy cors;
     std::atomic<const ServingModel*> model{nullptr};
     std::atomic<bool> stopping{false};  // cancel in-flight generations
     std::atomic<bool> draining{false};  // refuse new generations, /ready 503
@@ -54,5 +61,7 @@ private:
 
 // POST /v1/chat/completions and /v1/completions, streaming or not.
 HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req);
+// POST /v1/responses (responses_route.cpp).
+HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req);
 
 }  // namespace tessera

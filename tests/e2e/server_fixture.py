@@ -12,11 +12,17 @@ import time
 import httpx
 
 
+# The name test servers serve their model under; requests naming another get 404.
+MODEL_ID = "test-model"
+
+
 class ServerProcess:
     def __init__(self, tessera_bin, model_path, extra_args=(), api_key=None, ready_timeout=180):
         self.log = tempfile.NamedTemporaryFile(prefix="tessera-serve-", suffix=".log", delete=False)
+        names = [] if any(a in ("--served-model-name", "--alias", "--model-name") for a in extra_args) \
+            else ["--served-model-name", MODEL_ID]
         args = [tessera_bin, "serve", "-m", model_path, "--host", "127.0.0.1", "--port", "0",
-                "--threads", "2", *extra_args]
+                "--threads", "2", *names, *extra_args]
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
         self.port = self._wait_for_port(30)
         self.base_url = f"http://127.0.0.1:{self.port}"

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from server_fixture import ServerProcess
+from server_fixture import MODEL_ID, ServerProcess
 
 N_VOCAB = 49152  # SmolLM2
 CHAT_BASE = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}
@@ -130,7 +130,8 @@ def string_cases():
             '{"abc": 1}': 400, '{"5": "1"}': 400, '{" 5": 1}': 400, '{"5.0": 1}': 400, "[]": 400,
             json.dumps({str(i): 1 for i in range(1025)}): 400, json.dumps({str(i): 1 for i in range(1024)}): 200}
     other = {("stream_options", '{"include_usage": 1}'): 400, ("stream_options", "[]"): 400,
-             ("stream_options", '{"include_usage": true}'): 200, ("model", "5"): 400, ("model", '"m"'): 200,
+             ("stream_options", '{"include_usage": true}'): 200, ("model", "5"): 400, ("model", '"m"'): 404,
+             ("model", json.dumps(MODEL_ID)): 200,
              ("top_logprobs", "5"): 400, ("tools", "{}"): 400, ("tools", "[]"): 200, ("echo", "true"): 400,
              ("suffix", '"x"'): 400}
     out = []
@@ -174,13 +175,14 @@ def utf8_cases():
                ("/tokenize", b'{"content": "a@@b"}')]
     out = []
     for path, template in targets:
+        valid = {404} if b'"model"' in template else {200}  # well-formed, but no model of that name is served
         for name, raw in bad.items():
             out.append((f"utf8.{name}{path}", path, template.replace(b"@@", raw), {400}))
         for name, esc in escapes.items():
             out.append((f"esc.{name}{path}", path, template.replace(b"@@", esc.encode()), {400}))
-        out.append((f"esc.pair{path}", path, template.replace(b"@@", b"\\ud83d\\ude00"), {200}))
-        out.append((f"utf8.valid{path}", path, template.replace(b"@@", "\u00e9\U0001F600".encode()), {200}))
-        out.append((f"esc.nul{path}", path, template.replace(b"@@", b"\\u0000"), {200}))
+        out.append((f"esc.pair{path}", path, template.replace(b"@@", b"\\ud83d\\ude00"), valid))
+        out.append((f"utf8.valid{path}", path, template.replace(b"@@", "\u00e9\U0001F600".encode()), valid))
+        out.append((f"esc.nul{path}", path, template.replace(b"@@", b"\\u0000"), valid))
     return out
 
 

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from server_fixture import ServerProcess, metric, sse_events, wait_until_idle
+from server_fixture import MODEL_ID, ServerProcess, metric, sse_events, wait_until_idle
 
 API_KEY = "test-key-123"
 OTHER_KEY = "other-key-456"
@@ -17,7 +17,8 @@ CHAT = [{"role": "user", "content": "What is the capital of France? Answer in on
 
 @pytest.fixture(scope="module")
 def server(tessera_bin, model_path):
-    srv = ServerProcess(tessera_bin, model_path, ["--max-body-bytes", "1M", "--model-name", "smollm2"])
+    srv = ServerProcess(tessera_bin, model_path, ["--max-body-bytes", "1M", "--model-name", "smollm2",
+                                                  "--alias", MODEL_ID])
     yield srv
     code = srv.stop()
     assert code == 0, srv.final_log
@@ -32,20 +33,20 @@ def test_health_ready_and_models(server, client):
     assert httpx.get(server.base_url + "/health").json() == {"status": "ok"}
     assert httpx.get(server.base_url + "/ready").status_code == 200
     models = client.models.list()
-    assert [m.id for m in models.data] == ["smollm2"]
+    assert [m.id for m in models.data] == ["smollm2", MODEL_ID]
 
 
 def test_chat_stream_matches_non_stream_at_temperature_zero(client):
-    full = client.chat.completions.create(model="x", messages=CHAT, temperature=0, max_tokens=24)
+    full = client.chat.completions.create(model=MODEL_ID, messages=CHAT, temperature=0, max_tokens=24)
     assert full.object == "chat.completion"
     assert full.id.startswith("chatcmpl-")
-    assert full.model == "x"
+    assert full.model == MODEL_ID
     choice = full.choices[0]
     assert choice.message.role == "assistant"
     assert "Paris" in choice.message.content
     assert choice.finish_reason in ("stop", "length")
 
-    chunks = list(client.chat.completions.create(model="x", messages=CHAT, temperature=0, max_tokens=24,
+    chunks = list(client.chat.completions.create(model=MODEL_ID, messages=CHAT, temperature=0, max_tokens=24,
                                                  stream=True))
     assert chunks[0].choices[0].delta.role == "assistant"
     assert all(c.object == "chat.completion.chunk" and c.id == chunks[0].id for c in chunks)
@@ -56,7 +57,7 @@ def test_chat_stream_matches_non_stream_at_temperature_zero(client):
 
 
 def test_stream_include_usage(client):
-    chunks = list(client.chat.completions.create(model="x", messages=CHAT, temperature=0, max_tokens=8, stream=True,
+    chunks = list(client.chat.completions.create(model=MODEL_ID, messages=CHAT, temperature=0, max_tokens=8, stream=True,
                                                  stream_options={"include_usage": True}))
     assert all(c.usage is None for c in chunks[:-1])
     last = chunks[-1]
@@ -67,25 +68,25 @@ def test_stream_include_usage(client):
 
 def test_completions_string_and_token_prompts_agree(server, client):
     prompt = "The quick brown fox"
-    by_text = client.completions.create(model="x", prompt=prompt, temperature=0, max_tokens=12)
+    by_text = client.completions.create(model=MODEL_ID, prompt=prompt, temperature=0, max_tokens=12)
     assert by_text.object == "text_completion"
     assert by_text.id.startswith("cmpl-")
     ids = httpx.post(server.base_url + "/tokenize", json={"content": prompt, "add_special": True}).json()["tokens"]
-    by_ids = client.completions.create(model="x", prompt=ids, temperature=0, max_tokens=12)
+    by_ids = client.completions.create(model=MODEL_ID, prompt=ids, temperature=0, max_tokens=12)
     assert by_ids.choices[0].text == by_text.choices[0].text
     assert by_ids.usage.prompt_tokens == len(ids) == by_text.usage.prompt_tokens
     assert by_text.usage.completion_tokens == 12 or by_text.choices[0].finish_reason == "stop"
 
 
 def test_n_choices(client):
-    r = client.chat.completions.create(model="x", messages=CHAT, n=2, temperature=1.0, seed=3, max_tokens=8)
+    r = client.chat.completions.create(model=MODEL_ID, messages=CHAT, n=2, temperature=1.0, seed=3, max_tokens=8)
     assert [c.index for c in r.choices] == [0, 1]
     assert all(c.finish_reason in ("stop", "length") for c in r.choices)
     assert 0 < r.usage.completion_tokens <= 16
 
 
 def test_stop_string_and_length(client):
-    base = dict(model="x", prompt="1, 2, 3, 4, 5,", temperature=0, max_tokens=16, extra_body={"ignore_eos": True})
+    base = dict(model=MODEL_ID, prompt="1, 2, 3, 4, 5,", temperature=0, max_tokens=16, extra_body={"ignore_eos": True})
     full = client.completions.create(**base)
     assert " 8," in full.choices[0].text
     assert full.choices[0].finish_reason == "length"
@@ -102,8 +103,8 @@ def test_stop_string_and_length(client):
 def test_repeated_long_prompt_hits_prefix_cache(client):
     system = "You are a helpful assistant. " + " ".join(f"Rule {i}: be concise and accurate." for i in range(40))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "Say hi."}]
-    first = client.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=4)
-    second = client.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=4)
+    first = client.chat.completions.create(model=MODEL_ID, messages=messages, temperature=0, max_tokens=4)
+    second = client.chat.completions.create(model=MODEL_ID, messages=messages, temperature=0, max_tokens=4)
     assert first.usage.prompt_tokens > 200
     assert second.usage.prompt_tokens == first.usage.prompt_tokens
     assert second.usage.prompt_tokens_details.cached_tokens > 0
@@ -111,7 +112,7 @@ def test_repeated_long_prompt_hits_prefix_cache(client):
 
 
 def test_chat_logprobs_shape(client):
-    r = client.chat.completions.create(model="x", messages=CHAT, temperature=0, max_tokens=6, logprobs=True,
+    r = client.chat.completions.create(model=MODEL_ID, messages=CHAT, temperature=0, max_tokens=6, logprobs=True,
                                        top_logprobs=3)
     content = r.choices[0].logprobs.content
     assert len(content) == r.usage.completion_tokens
@@ -124,7 +125,7 @@ def test_chat_logprobs_shape(client):
 
 
 def test_completion_logprobs_shape(client):
-    r = client.completions.create(model="x", prompt="Once upon a time", temperature=0, max_tokens=5, logprobs=2)
+    r = client.completions.create(model=MODEL_ID, prompt="Once upon a time", temperature=0, max_tokens=5, logprobs=2)
     lp = r.choices[0].logprobs
     n = r.usage.completion_tokens
     assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.text_offset) == n
@@ -145,7 +146,7 @@ def test_tokenize_detokenize_round_trip(server):
 
 
 def test_metrics_exposition(server, client):
-    client.completions.create(model="x", prompt="Hi", max_tokens=2)
+    client.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=2)
     r = httpx.get(server.base_url + "/metrics")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/plain")
@@ -164,11 +165,11 @@ def test_metrics_exposition(server, client):
 
 def test_errors_use_openai_bodies(server, client):
     with pytest.raises(openai.BadRequestError) as e:
-        client.chat.completions.create(model="x", messages=CHAT, n=100)
+        client.chat.completions.create(model=MODEL_ID, messages=CHAT, n=100)
     assert e.value.status_code == 400
     assert e.value.body["param"] == "n"
     with pytest.raises(openai.BadRequestError) as e:
-        client.completions.create(model="x", prompt="Hi", max_tokens=10 ** 7)
+        client.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=10 ** 7)
     assert e.value.body["code"] == "context_length_exceeded"
 
     def check(r, status):
@@ -187,7 +188,7 @@ def test_errors_use_openai_bodies(server, client):
     deep = "[" * 10000 + "]" * 10000
     check(httpx.post(url + "/v1/completions", content='{"prompt": ' + deep + "}"), 400)
     # The server is still fine afterwards.
-    assert client.completions.create(model="x", prompt="Hi", max_tokens=1).choices[0].finish_reason
+    assert client.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=1).choices[0].finish_reason
 
 
 def test_stream_disconnect_cancels_and_server_keeps_working(server, client):
@@ -198,7 +199,7 @@ def test_stream_disconnect_cancels_and_server_keeps_working(server, client):
         got = [next(lines) for _ in range(4)]
         assert any(line.startswith("data: ") for line in got)
     assert wait_until_idle(server), "the abandoned stream kept running"
-    r = client.completions.create(model="x", prompt="Hi", max_tokens=2)
+    r = client.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=2)
     assert r.choices[0].finish_reason in ("stop", "length")
 
 
@@ -242,9 +243,10 @@ def auth_server(tessera_bin, model_path, tmp_path_factory):
     assert code == 0, srv.final_log
 
 
-def test_api_key_required_except_health(auth_server):
+def test_api_key_required_except_health_and_ready(auth_server):
     url = auth_server.base_url
     assert httpx.get(url + "/health").status_code == 200
+    assert httpx.get(url + "/ready").status_code == 200  # probes carry no key
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": API_KEY}):
         r = httpx.get(url + "/v1/models", headers=headers)
         assert r.status_code == 401
@@ -253,7 +255,7 @@ def test_api_key_required_except_health(auth_server):
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=url + "/v1", api_key="wrong", max_retries=0).models.list()
     good = openai.OpenAI(base_url=url + "/v1", api_key=API_KEY, max_retries=0, timeout=120)
-    assert good.completions.create(model="x", prompt="Hi", max_tokens=2).choices[0].text is not None
+    assert good.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=2).choices[0].text is not None
 
 
 def test_api_keys_do_not_share_prefix_cache(auth_server):
@@ -262,7 +264,7 @@ def test_api_keys_do_not_share_prefix_cache(auth_server):
 
     def cached(key):
         c = openai.OpenAI(base_url=auth_server.base_url + "/v1", api_key=key, max_retries=0, timeout=120)
-        r = c.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=2)
+        r = c.chat.completions.create(model=MODEL_ID, messages=messages, temperature=0, max_tokens=2)
         return r.usage.prompt_tokens_details.cached_tokens
 
     assert cached(API_KEY) == 0

@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from server_fixture import ServerProcess, metric, wait_until_idle
+from server_fixture import MODEL_ID, ServerProcess, metric, wait_until_idle
 
 SYSTEM = ("You are a patient tutor. Answer each question in plain words, give one example, and keep "
           "the answer short. Do not use lists or headings. ")
@@ -55,7 +55,7 @@ def metrics(srv):
 
 
 def greedy(srv, prompt, max_tokens):
-    r = openai_client(srv).completions.create(model="x", prompt=prompt, temperature=0, max_tokens=max_tokens,
+    r = openai_client(srv).completions.create(model=MODEL_ID, prompt=prompt, temperature=0, max_tokens=max_tokens,
                                               extra_body={"ignore_eos": True})
     return r.choices[0].text, r.usage
 
@@ -67,7 +67,7 @@ def greedy_all(srv, prompts, max_tokens, concurrency):
 
 def test_seeded_chat_n2_stream_matches_non_stream(cached):
     client = openai_client(cached)
-    args = dict(model="x", messages=[{"role": "user", "content": "Name three rivers."}], n=2, temperature=0.9,
+    args = dict(model=MODEL_ID, messages=[{"role": "user", "content": "Name three rivers."}], n=2, temperature=0.9,
                 seed=11, max_tokens=24)
     whole = client.chat.completions.create(**args)
     texts, finishes = ["", ""], [[], []]
@@ -142,7 +142,7 @@ def test_disconnect_frees_blocks_and_spares_other_streams(plain):
     started = [threading.Event() for _ in prompts]
 
     def other(i):
-        body = {"model": "x", "prompt": prompts[i], "max_tokens": 16, "temperature": 0, "ignore_eos": True,
+        body = {"model": MODEL_ID, "prompt": prompts[i], "max_tokens": 16, "temperature": 0, "ignore_eos": True,
                 "stream": True}
         text = ""
         with httpx.stream("POST", plain.base_url + "/v1/completions", json=body, timeout=180) as r:
@@ -226,7 +226,7 @@ def test_prefix_hits_in_usage_and_metrics(cached):
     assert first.prompt_tokens_details.cached_tokens == 0
     assert (q1 - q0, h1 - h0) == (first.prompt_tokens, 0)
 
-    chunks = list(openai_client(cached).completions.create(model="x", prompt=prompt, max_tokens=4, temperature=0,
+    chunks = list(openai_client(cached).completions.create(model=MODEL_ID, prompt=prompt, max_tokens=4, temperature=0,
                                                            stream=True, stream_options={"include_usage": True}))
     usage = chunks[-1].usage
     q2, h2 = counters()

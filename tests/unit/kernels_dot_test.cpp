@@ -264,7 +264,7 @@ TEST(DotKernelsTest, LegacyExtremesStayExact) {
 }
 
 // The legacy block formats' SIMD sum order, written out in scalar code
-// (dot_quads_x86_body.h): steps of four blocks a, b, c, d whose int32 lane
+// (dot_legacy_x86_body.h): steps of four blocks a, b, c, d whose int32 lane
 // sums land in lanes (a a c c b b d d), lane 2k + h of a block holding its
 // elements 8j + 4h + e (j, e < 4); per step and lane first the min term
 // (Q4_1 / Q5_1: m_w * s_y in a block's first lane), then one FMA of

@@ -13,7 +13,7 @@
 #include "tensor/quant_blocks.h"
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")

@@ -7,6 +7,11 @@
 // per-lane sums of the 16 elements each lane covers, a a c c b b d d).
 // Included inside an anonymous namespace under the file's target pragma.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "act_quads_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#define TESSERA_BODY_ACT_QUADS_X86 1
+
 // Field f (32 bytes) of token `half` in quad q of a pair row of Quad.
 template <class Quad>
 __m256i* field(uint8_t* out, int64_t q, int half, int f) {

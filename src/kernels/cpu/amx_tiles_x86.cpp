@@ -1,7 +1,7 @@
 // AMX-INT8 prompt tiles (kernels/amx_tiles.h): tile multiplies of one half
 // block (Q4_K: one sub-block) of 16 tokens by the same elements of 16 weight
 // rows, the float side on AVX-512 in the VNNI kernels' sum order
-// (dot_quads_x86_body.h, dot_supers_x86_body.h), lane by lane.
+// (dot_legacy_x86_body.h, dot_kquants_x86_body.h), lane by lane.
 #include "kernels/cpu/amx_x86.h"
 #include "kernels/cpu/dot_x86.h"
 
@@ -232,7 +232,7 @@ void store_lane_sums(const float* lanes, __mmask16 rows, float* out, size_t out_
     }
 }
 
-// ---- Q4_K: lane L is sub-block L (dot_supers_x86_body.h) ----
+// ---- Q4_K: lane L is sub-block L (dot_kquants_x86_body.h) ----
 
 // Super-block ib of rows [0, n_rows) into the scratch layout (amx_x86.h):
 // sub-block L = 2c + o is chunk c's low (o = 0) or high nibbles, the high

@@ -5,15 +5,7 @@
 #if defined(__x86_64__)
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <limits>
-
-#include "tensor/kv_type.h"
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")

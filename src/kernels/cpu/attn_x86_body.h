@@ -4,8 +4,15 @@
 // (W elements from element c of a stored row, converted to floats in
 // registers) and LoadI8 (W int8 as floats) that attn_avx2.cpp and
 // attn_avx512.cpp define under their target pragmas before including it.
-// Requires before inclusion: <algorithm>, <cmath>, <limits>, kernels/attention.h,
-// tensor/kv_type.h.
+// Requires before inclusion: x86_body_context.h, then an Ops struct (checked below).
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "attn_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_SIMD_OPS)
+#error "attn_x86_body.h: include kernels/cpu/simd_ops_avx2_body.h or simd_ops_avx512_body.h first (the Ops struct), same namespace"
+#endif
+#define TESSERA_BODY_ATTN_X86 1
 
 // Query rows that see the same keys are processed R at a time so each K/V
 // element is loaded and converted once per tile, not once per row:

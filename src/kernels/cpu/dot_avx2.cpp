@@ -5,16 +5,7 @@
 #if defined(__x86_64__)
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <type_traits>
-#include <vector>
-
-#include "kernels/act_quads.h"
-#include "tensor/quant_blocks.h"
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -24,12 +15,12 @@ namespace avx2_impl {
 constexpr bool kVnni = false;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
-#include "kernels/cpu/dot_widened_x86_body.h"
+#include "kernels/cpu/dot_f16_bf16_x86_body.h"
 #include "kernels/cpu/quad_qwords_x86_body.h"
-#include "kernels/cpu/dot_quads_x86_body.h"
-#include "kernels/cpu/dot_quad_pairs_x86_body.h"
-#include "kernels/cpu/dot_quad_tiles_x86_body.h"
-#include "kernels/cpu/dot_supers_x86_body.h"
+#include "kernels/cpu/dot_legacy_x86_body.h"
+#include "kernels/cpu/dot_legacy_pairs_x86_body.h"
+#include "kernels/cpu/dot_legacy_tiles_x86_body.h"
+#include "kernels/cpu/dot_kquants_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx2_impl
 

@@ -12,16 +12,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 // Every header comes before the target pragma, so inline functions they define
 // are compiled for the baseline ISA in this file as in every other.
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <type_traits>
-#include <vector>
-
-#include "kernels/act_quads.h"
-#include "tensor/quant_blocks.h"
+#include "kernels/cpu/x86_body_context.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
@@ -31,13 +22,13 @@ namespace avx512_impl {
 constexpr bool kVnni = true;
 #include "kernels/cpu/dot_x86_body.h"
 #include "kernels/cpu/dot_rows_x86_body.h"
-#include "kernels/cpu/dot_widened_x86_body.h"
+#include "kernels/cpu/dot_f16_bf16_x86_body.h"
 #include "kernels/cpu/quad_qwords_x86_body.h"
-#include "kernels/cpu/dot_quads_x86_body.h"
-#include "kernels/cpu/dot_quad_pairs_x86_body.h"
-#include "kernels/cpu/dot_quad_tiles_x86_body.h"
-#include "kernels/cpu/dot_row_pairs_x86_body.h"
-#include "kernels/cpu/dot_supers_x86_body.h"
+#include "kernels/cpu/dot_legacy_x86_body.h"
+#include "kernels/cpu/dot_legacy_pairs_x86_body.h"
+#include "kernels/cpu/dot_legacy_tiles_x86_body.h"
+#include "kernels/cpu/dot_nibble_decode_x86_body.h"
+#include "kernels/cpu/dot_kquants_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx512_impl
 

@@ -1,7 +1,15 @@
-// Helpers of the register-tiled kernels (dot_quads_x86_body.h): the weight
+// Helpers of the register-tiled kernels (dot_legacy_x86_body.h): the weight
 // prefetch stream and the switch from run-time tile shapes (up to kMaxDotRows weight
 // rows x kMaxDotTokens activation rows per call) to compile-time ones.
 // Included after dot_x86_body.h, inside the same namespace.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_rows_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_X86)
+#error "dot_rows_x86_body.h: include kernels/cpu/dot_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_ROWS_X86 1
 
 // Several weight rows read side by side defeat the hardware prefetcher
 // (measured: streaming 1.5x slower than one row at a time), so a tile
@@ -19,7 +27,7 @@ inline const char* prefetch_start(const uint8_t* w, size_t w_stride) {
 }
 
 // Rows longer than this many elements each stream from memory on their own
-// (one-token tiles take them two at a time, dot_quad_tiles_x86_body.h).
+// (one-token tiles take them two at a time, dot_legacy_tiles_x86_body.h).
 inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
 
 // A tile of one token (decode) on long rows reads each weight byte once per
@@ -36,7 +44,7 @@ inline constexpr int64_t kShortRowMaxElems = 48 * kQK;
 // the processes at 360-420 t/s against 440-447 with T0, so short rows keep
 // T0, as do tiles of several tokens, which read their rows again for the
 // next token tile. (On Zen 4 the one-token tiles read long rows one at a
-// time with an L2 prefetch instead: dot_quad_tiles_x86_body.h.)
+// time with an L2 prefetch instead: dot_legacy_tiles_x86_body.h.)
 inline bool long_row(int64_t row_elems) { return row_elems > kShortRowMaxElems; }
 
 template <int NT>
@@ -58,7 +66,7 @@ inline void prefetch_step(const char* start, int64_t ib, bool stream) {
 // How a tile prefetches its weight rows: the stream above (Stream), not at
 // all, leaving them to the hardware prefetcher (None), or one row's step
 // kL2AheadBytes ahead into L2 (L2Ahead). The last two serve Zen 4's
-// one-row decode tiles (dot_quad_tiles_x86_body.h, dot_supers_x86_body.h).
+// one-row decode tiles (dot_legacy_tiles_x86_body.h, dot_kquants_x86_body.h).
 enum class RowPrefetch { Stream, None, L2Ahead };
 inline constexpr size_t kL2AheadBytes = 16 * 1024;
 

@@ -1,6 +1,17 @@
 // Kernel tables of one x86 level: which body serves which weight format.
 // Included last, after the kernel bodies, inside the level's namespace.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_select_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_KQUANTS_X86)
+#error "dot_select_x86_body.h: include kernels/cpu/dot_kquants_x86_body.h first, same namespace"
+#endif
+#if !defined(TESSERA_BODY_DOT_F16_BF16_X86)
+#error "dot_select_x86_body.h: include kernels/cpu/dot_f16_bf16_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_SELECT_X86 1
+
 // The legacy formats take kWideRows rows a call on VNNI (wide_rows_dot).
 template <class Block, template <int, int> class Tile>
 RowsKernel legacy_rows_kernel() {

@@ -20,7 +20,7 @@ bool nta_weight_streams();
 // Whether the VNNI one-token tiles read Q8_0 rows, and every other format's
 // long rows (K-quants too), one after another, each one stream the hardware
 // prefetcher follows (long rows with an L2 prefetch ahead as well): on AMD
-// family 19h, which in the AVX-512 build is Zen 4 (dot_quad_tiles_x86_body.h
+// family 19h, which in the AVX-512 build is Zen 4 (dot_legacy_tiles_x86_body.h
 // says why). Worked out once.
 bool sequential_decode_rows();
 

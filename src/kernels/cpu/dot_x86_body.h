@@ -2,8 +2,13 @@
 // inside a namespace by dot_avx2.cpp (kVnni = false) and dot_avx512.cpp
 // (kVnni = true), each under its own GCC target pragma. Both variants produce
 // the same int32 lane sums, so their float results are identical.
-// Requires before inclusion: <immintrin.h>, <cstring>, tensor/quant_blocks.h,
-// kernels/dot_kernels.h, and `constexpr bool kVnni`.
+// Requires before inclusion: x86_body_context.h (checked below) and
+// `constexpr bool kVnni`.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#define TESSERA_BODY_DOT_X86 1
 
 inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

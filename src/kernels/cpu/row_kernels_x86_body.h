@@ -1,7 +1,15 @@
 // Bodies of the row kernels (kernels/row_kernels.h), written once over a
 // vector-ops struct `Ops` (simd_ops_avx2_body.h / simd_ops_avx512_body.h).
-// Included inside a file's own namespace after that struct; requires
-// <algorithm>, <cstring>, <limits>, tensor/fp16.h and kernels/row_kernels.h.
+// Included inside a file's own namespace after that struct and
+// x86_body_context.h (both checked below).
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "row_kernels_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_SIMD_OPS)
+#error "row_kernels_x86_body.h: include kernels/cpu/simd_ops_avx2_body.h or simd_ops_avx512_body.h first (the Ops struct), same namespace"
+#endif
+#define TESSERA_BODY_ROW_KERNELS_X86 1
 
 // silu(g) * u. With t = e^-|g|, which never overflows, silu(g) = g / (1 + t)
 // for g >= 0 and g * t / (1 + t) below: no inf / inf for large |g|.

@@ -4,6 +4,15 @@
 // within `#pragma GCC target("avx2,fma,f16c")`: every includer gets its own
 // copy, so the linker can never hand one ISA's inline code to another.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "simd_ops_avx2_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_VEC_EXP)
+#error "simd_ops_avx2_body.h: include kernels/cpu/vec_exp_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_SIMD_OPS_AVX2 1
+#define TESSERA_BODY_SIMD_OPS 1
+
 struct Ops {
     using V = __m256;
     using Mask = __m256;  // all-ones lanes where true

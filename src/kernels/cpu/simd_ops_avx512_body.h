@@ -1,8 +1,17 @@
 // Vector primitives over 16 floats (AVX-512F) for the kernel bodies written
 // once over a struct `Ops` (attention, row kernels); the same operations as
 // simd_ops_avx2_body.h, so a body gives the same bits at both widths.
-// Included inside a file's own namespace, after <immintrin.h>, <cstdint> and
+// Included inside a file's own namespace, after x86_body_context.h and
 // vec_exp_body.h, within `#pragma GCC target("avx2,fma,f16c,avx512f")`.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "simd_ops_avx512_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_VEC_EXP)
+#error "simd_ops_avx512_body.h: include kernels/cpu/vec_exp_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_SIMD_OPS_AVX512 1
+#define TESSERA_BODY_SIMD_OPS 1
 
 struct Ops {
     using V = __m512;

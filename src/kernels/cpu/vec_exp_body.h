@@ -3,6 +3,11 @@
 // softmax and SwiGLU share one polynomial at every width. Included inside a
 // file's own namespace, before the Ops struct that forwards Ops::exp here.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "vec_exp_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#define TESSERA_BODY_VEC_EXP 1
+
 // e^x as 2^n * e^r with |r| <= ln2/2 and a degree-6 Taylor polynomial
 // (relative error ~2e-7). Inputs below -87 give 0 (so -inf gives 0), inputs
 // above 88 give e^88; a NaN input gives e^-87.

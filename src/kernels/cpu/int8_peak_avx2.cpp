@@ -1,6 +1,6 @@
 // 256-bit maddubs + madd chains for the int8 peak probe: the AVX2 tiles'
 // byte dot (u8 x s8 pairs to int16, pairs to int32, then an add).
-#include "kernels/cpu/int8_chains_x86.h"
+#include "kernels/cpu/int8_peak_x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -10,7 +10,7 @@
 
 namespace tessera::x86 {
 
-uint32_t int8_chains_avx2(int64_t iters) {
+uint32_t int8_peak_avx2(int64_t iters) {
     constexpr int kChains = 8;
     __m256i acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_epi32(i);
@@ -36,6 +36,6 @@ uint32_t int8_chains_avx2(int64_t iters) {
 #pragma GCC pop_options
 #else
 namespace tessera::x86 {
-uint32_t int8_chains_avx2(int64_t) { return 0; }
+uint32_t int8_peak_avx2(int64_t) { return 0; }
 }  // namespace tessera::x86
 #endif

@@ -12,7 +12,7 @@ namespace tessera::x86 {
 // constants.
 inline constexpr int64_t kAvx512MacsPerRound = 12 * 64;  // 12 chains of one 512-bit vpdpbusd
 inline constexpr int64_t kAvx2MacsPerRound = 8 * 32;     // 8 chains of one 256-bit maddubs + madd + add
-uint32_t int8_chains_avx512(int64_t iters);
-uint32_t int8_chains_avx2(int64_t iters);
+uint32_t int8_peak_avx512(int64_t iters);
+uint32_t int8_peak_avx2(int64_t iters);
 
 }  // namespace tessera::x86

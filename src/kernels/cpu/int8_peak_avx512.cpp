@@ -4,7 +4,7 @@
 // around and one of them through a stack slot each round, which halved the
 // rate (4.3 G/s), so the round stays at twelve and the asm barrier on the
 // operands keeps it from being hoisted.
-#include "kernels/cpu/int8_chains_x86.h"
+#include "kernels/cpu/int8_peak_x86.h"
 
 #if defined(__x86_64__)
 #pragma GCC diagnostic push
@@ -17,7 +17,7 @@
 
 namespace tessera::x86 {
 
-uint32_t int8_chains_avx512(int64_t iters) {
+uint32_t int8_peak_avx512(int64_t iters) {
     constexpr int kChains = 12;
     __m512i acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
@@ -43,6 +43,6 @@ uint32_t int8_chains_avx512(int64_t iters) {
 #pragma GCC diagnostic pop
 #else
 namespace tessera::x86 {
-uint32_t int8_chains_avx512(int64_t) { return 0; }
+uint32_t int8_peak_avx512(int64_t) { return 0; }
 }  // namespace tessera::x86
 #endif

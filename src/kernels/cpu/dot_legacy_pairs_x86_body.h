@@ -1,6 +1,6 @@
 // The AVX-512 pair tiles of the legacy block formats: two tokens (or, in
 // the shared helpers, two rows) per 512-bit vector, each half doing the
-// 256-bit arithmetic of dot_quads_x86_body.h. Included after it, same
+// 256-bit arithmetic of dot_legacy_x86_body.h. Included after it, same
 // namespace. On this CPU the byte dots share their two pipes with the
 // float multiplies and FMAs, and shuffle-unit operations (inserts,
 // permutes, in-lane shuffles alike) slow them down too once those pipes
@@ -12,6 +12,14 @@
 // (pair_rows_chunked); 8-token tiles on rows of 4k + 2 blocks (576 wide)
 // by a loop that keeps the accumulators in registers through the two-block
 // tail (pair_rows_tail2), which had cost more than a full step.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_legacy_pairs_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_LEGACY_X86)
+#error "dot_legacy_pairs_x86_body.h: include kernels/cpu/dot_legacy_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_LEGACY_PAIRS_X86 1
 
 // AVX-512: two tokens per 512-bit vector (lanes 0-7 the first, 8-15 the
 // second), each half doing exactly quad_rows' 256-bit arithmetic, so results
@@ -156,7 +164,7 @@ inline __m512 row_pair_scales(const Block* x0, const Block* x1) {
 // add_fifth_bits at 512 bits: hv holds each 256-bit half's qh words laid out
 // as there (a, c, 0, 0, b, d, 0, 0); the same byte shuffle works in every
 // 128-bit lane and the bit tests go into a mask. Shared by the pair tiles
-// (one row in both halves) and the row pairs (dot_row_pairs_x86_body.h).
+// (one row in both halves) and the row pairs (dot_nibble_decode_x86_body.h).
 template <bool kOn = kVnni>
 inline void add_fifth_bits_512(__m512i hv, __m512i (&q)[4]) {
     const __m512i bit = _mm512_set1_epi64(static_cast<int64_t>(0x8040201008040201));

@@ -1,10 +1,18 @@
 // The register-tile dispatch of the legacy block formats: splits a rows x
-// tokens tile into the shapes of dot_quads_x86_body.h (256-bit) and
-// dot_quad_pairs_x86_body.h (AVX-512 pair tiles, row pairs), and names
+// tokens tile into the shapes of dot_legacy_x86_body.h (256-bit) and
+// dot_legacy_pairs_x86_body.h (AVX-512 pair tiles, row pairs), and names
 // each format's tile for the dispatch tables. Included after both, same
 // namespace.
 
-// One token on AVX-512, two rows per vector: dot_row_pairs_x86_body.h (in
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_legacy_tiles_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_LEGACY_PAIRS_X86)
+#error "dot_legacy_tiles_x86_body.h: include kernels/cpu/dot_legacy_pairs_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_LEGACY_TILES_X86 1
+
+// One token on AVX-512, two rows per vector: dot_nibble_decode_x86_body.h (in
 // the AVX-512 build only).
 template <int NP, class Block>
 void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t* act, float* out);
@@ -21,7 +29,7 @@ void row_pair_rows(int64_t nb, const uint8_t* w, size_t w_stride, const uint8_t*
 inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 
 // NR rows x one token: on VNNI the nibble formats' row pairs
-// (dot_row_pairs_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
+// (dot_nibble_decode_x86_body.h), Q8_0's rows side by side (its 32-byte blocks
 // made row pairs slower); on AVX2 rows side by side.
 //
 // On Zen 4 (sequential_decode_rows), Q8_0's rows and every legacy format's
@@ -46,7 +54,7 @@ inline constexpr int64_t kShortRowMaxBlocks = kShortRowMaxElems / kQK;
 // - the 135M Q4_0's short rows one at a time without one (166-190 vs
 //   216-219 t/s with its row pairs; its 48-block rows the same way: even);
 // - Q4_K's short one-token rows the same way (one thread 97-103 vs 124-129
-//   t/s; its long rows gain: dot_supers_x86_body.h).
+//   t/s; its long rows gain: dot_kquants_x86_body.h).
 // The sums are the same in every arrangement.
 template <int NR, class Block>
 void one_token_rows(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* o, size_t os) {

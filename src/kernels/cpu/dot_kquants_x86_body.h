@@ -12,7 +12,15 @@
 // 2i + 1 in the halves of a vector) or 2 rows x up to 8 tokens (prompts:
 // two tokens per vector, as the pair rows lay them out, against a row's
 // weights and scales in both halves). Included after
-// dot_quad_tiles_x86_body.h, same namespace.
+// dot_legacy_tiles_x86_body.h, same namespace.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_kquants_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_LEGACY_TILES_X86)
+#error "dot_kquants_x86_body.h: include kernels/cpu/dot_legacy_tiles_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_KQUANTS_X86 1
 
 // ---- Shared pieces ----
 
@@ -546,7 +554,7 @@ void super_tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_
         super_tile<F, NR - kRows, NT>(nb, w + kRows * ws, ws, a, as, o + kRows, os);
     } else if constexpr (kVnni && NT == 1) {
         // Long rows on Zen 4 one after another, as the legacy formats'
-        // (dot_quad_tiles_x86_body.h): 1.1B Q4_K decode, binaries
+        // (dot_legacy_tiles_x86_body.h): 1.1B Q4_K decode, binaries
         // alternated, one thread 26.0-27.6 vs 18.4-21.8 t/s, two threads
         // 46.1-46.8 vs 34.0-36.3 (3 of 3 each). Short rows keep their four
         // rows side by side (one at a time measured slower).

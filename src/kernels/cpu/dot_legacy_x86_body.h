@@ -17,8 +17,19 @@
 // eight-block step), as did combining two four-block steps' lanes before
 // one convert (8%).
 // Included after dot_rows_x86_body.h and quad_qwords_x86_body.h, same
-// namespace; the AVX-512 pair tiles follow in dot_quad_pairs_x86_body.h,
-// the tile dispatch in dot_quad_tiles_x86_body.h.
+// namespace; the AVX-512 pair tiles follow in dot_legacy_pairs_x86_body.h,
+// the tile dispatch in dot_legacy_tiles_x86_body.h.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_legacy_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_ROWS_X86)
+#error "dot_legacy_x86_body.h: include kernels/cpu/dot_rows_x86_body.h first, same namespace"
+#endif
+#if !defined(TESSERA_BODY_QUAD_QWORDS_X86)
+#error "dot_legacy_x86_body.h: include kernels/cpu/quad_qwords_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_LEGACY_X86 1
 
 // Q4_1 and Q5_1: unsigned values plus a per-block minimum (Q8_1 activations).
 template <class Block>
@@ -29,7 +40,7 @@ inline constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_0> || std::is_sa
 template <class Block>
 inline constexpr bool kNibbles = !std::is_same_v<Block, BlockQ8_0>;
 // The prepared activation layout a weight format reads (K-quants:
-// dot_supers_x86_body.h).
+// dot_kquants_x86_body.h).
 template <class Block>
 inline constexpr bool kIsKQuant =
     std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> || std::is_same_v<Block, BlockQ6_K>;

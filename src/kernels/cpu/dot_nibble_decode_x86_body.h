@@ -24,8 +24,16 @@
 // halves of its pair row, so the broadcasts became plain 512-bit loads,
 // measured slower (Q4_0 in L2 +13%; from memory 8 layers of 1.1B shapes
 // +75%, the doubled activations of a 5632-wide row no longer fitting L1).
-// Included by dot_avx512.cpp only, after dot_quad_tiles_x86_body.h (which
+// Included by dot_avx512.cpp only, after dot_legacy_tiles_x86_body.h (which
 // declares row_pair_rows), same namespace.
+
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_nibble_decode_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_LEGACY_TILES_X86)
+#error "dot_nibble_decode_x86_body.h: include kernels/cpu/dot_legacy_tiles_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_NIBBLE_DECODE_X86 1
 
 // The 16-byte groups [p0 | p1 | p2 | p3] as one vector.
 inline __m512i join4(const void* p0, const void* p1, const void* p2, const void* p3) {

@@ -5,6 +5,14 @@
 // row. Included after dot_rows_x86_body.h (the weight prefetch stream),
 // same namespace.
 
+#if !defined(TESSERA_X86_BODY_CONTEXT)
+#error "dot_f16_bf16_x86_body.h: include kernels/cpu/x86_body_context.h at file scope first, then this file inside a level namespace under its target pragma"
+#endif
+#if !defined(TESSERA_BODY_DOT_ROWS_X86)
+#error "dot_f16_bf16_x86_body.h: include kernels/cpu/dot_rows_x86_body.h first, same namespace"
+#endif
+#define TESSERA_BODY_DOT_F16_BF16_X86 1
+
 // VNNI tiles of NR F16 or BF16 (kBf16) rows x NT widened tokens: each
 // (row, token) does float_tile's (F16) or bf16_tile's (BF16) arithmetic with
 // its two accumulator sets in one 512-bit accumulator, 16 elements a step.
