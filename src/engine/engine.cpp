@@ -334,7 +334,7 @@ void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) 
     }
     choice.last_token = now;
     choice.sampler.accept(token);
-    choice.seq.tokens.push_back(token);
+    scheduler_.append_token(&choice.seq, token);
     ++choice.n_generated;
     metrics_.generated_tokens.fetch_add(1, std::memory_order_relaxed);
 

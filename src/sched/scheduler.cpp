@@ -43,6 +43,11 @@ void Scheduler::fork(const Sequence& parent, Sequence* child) {
     running_.push_back(child);
 }
 
+void Scheduler::append_token(Sequence* seq, int32_t token) {
+    TS_CHECK_MSG(seq->status == SeqStatus::Running, "only a running sequence grows");
+    seq->tokens.push_back(token);
+}
+
 void Scheduler::remove(Sequence* seq) {
     if (seq->status == SeqStatus::Running) {
         running_.remove(seq);

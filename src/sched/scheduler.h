@@ -71,6 +71,9 @@ public:
     // the same prompt) sharing its blocks, running behind the others; the
     // first write to a shared run copies it (ScheduleOutput::copies).
     void fork(const Sequence& parent, Sequence* child);
+    // Appends a sampled token to a running sequence; the next schedule()
+    // gives it a run of its own (decode).
+    void append_token(Sequence* seq, int32_t token);
     // Removes a sequence wherever it is and drops its block references;
     // a prefill-complete prefix of it stays in the prefix cache.
     void remove(Sequence* seq);
