@@ -1,0 +1,60 @@
+// A byte-level recognizer for a Grammar: an Earley parser whose item sets are
+// kept as a stack, one per byte consumed, so rolling back n bytes is popping n
+// sets and a copy is a copy of flat arrays. Used per sequence (what may come
+// next, is the output complete) and by the token mask walk.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace tessera {
+
+class GrammarMatcher {
+public:
+    explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
+
+    // Consumes one byte; false (state unchanged) when the grammar rejects it.
+    bool advance(uint8_t byte);
+    // Consumes all bytes or, on the first rejected one, none.
+    bool advance(std::string_view bytes);
+    // Forgets the last n consumed bytes (n <= n_bytes()).
+    void rollback(size_t n);
+
+    size_t n_bytes() const { return set_begin_.size() - 1; }
+    // Bytes the grammar allows next.
+    const ByteSet& allowed_bytes() const { return allowed_.back(); }
+    // The input so far is a complete match (end of sequence allowed here).
+    bool accepting() const { return accepting_.back(); }
+    // No byte can follow (with accepting(): the match must end here).
+    bool finished() const { return allowed_.back().empty(); }
+    const Grammar& grammar() const { return *grammar_; }
+
+private:
+    struct Item {
+        uint32_t pos;     // into grammar symbols: what comes next
+        uint32_t origin;  // the set where this alternative started
+    };
+    void add(Item item);
+    void close_current_set();
+    void begin_set();
+
+    std::shared_ptr<const Grammar> grammar_;
+    std::vector<Item> items_;          // all sets back to back
+    std::vector<uint32_t> set_begin_;  // [n_bytes + 1] first item of each set
+    std::vector<ByteSet> allowed_;     // [n_bytes + 1]
+    std::vector<bool> accepting_;      // [n_bytes + 1]
+
+    // Scratch for the set being built: an open-addressing table of its items
+    // (key pos:origin) and per-rule "already predicted" stamps.
+    std::vector<uint64_t> seen_keys_;
+    std::vector<uint32_t> seen_stamp_;
+    std::vector<uint32_t> predicted_stamp_;
+    uint32_t stamp_ = 0;
+    size_t seen_count_ = 0;
+};
+
+}  // namespace tessera
