@@ -1,5 +1,5 @@
-// libFuzzer target: arbitrary text as a GBNF grammar under tight limits; a
-// grammar that compiles is then driven by the input's own bytes (advance,
+// libFuzzer target: arbitrary text as a GBNF grammar (or, when it starts
+// with '{', as a JSON Schema) under tight limits; a grammar that compiles is then driven by the input's own bytes (advance,
 // rollback) and asked for a token mask over a tiny vocabulary, whose answer
 // must agree with feeding each token to a copy of the matcher.
 #include <cstddef>
@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
 #include "grammar/token_mask.h"
 
 namespace {
@@ -34,7 +35,8 @@ const tessera::TokenVocabulary& vocabulary() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    auto g = tessera::parse_gbnf(text, tight_limits());
+    auto g = (size > 0 && data[0] == '{') ? tessera::compile_json_schema(text, tight_limits())
+                                          : tessera::parse_gbnf(text, tight_limits());
     if (!g) return 0;
     tessera::GrammarMatcher m(std::make_shared<const tessera::Grammar>(std::move(*g)));
     // Drive the matcher with the input's bytes (up to 64 of them).

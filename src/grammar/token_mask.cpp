@@ -1,6 +1,7 @@
 // The mask walk over the sorted vocabulary: the matcher holds the bytes of the
-// current token; moving to the next token rolls back to the shared prefix and
-// feeds the rest, and a rejected byte skips all tokens that share it.
+// current token but its last; moving to the next token rolls back to the
+// shared prefix and feeds the rest, and a rejected byte skips all tokens that
+// share it.
 #include "grammar/token_mask.h"
 
 #include <algorithm>
@@ -51,9 +52,12 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
             matcher.rollback(depth - lcp[i]);
             depth = lcp[i];
         }
+        // A token's last byte is only looked up in the allowed set, not fed:
+        // a following token that extends this one feeds it then.
         const std::string& bytes = vocab.bytes(sorted[i]);
-        while (depth < bytes.size() && matcher.advance(static_cast<uint8_t>(bytes[depth]))) ++depth;
-        if (depth == bytes.size()) {
+        const size_t last = bytes.size() - 1;
+        while (depth < last && matcher.advance(static_cast<uint8_t>(bytes[depth]))) ++depth;
+        if (depth == last && matcher.allowed_bytes().has(static_cast<uint8_t>(bytes[last]))) {
             set(sorted[i]);
             ++i;
             continue;
