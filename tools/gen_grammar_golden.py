@@ -54,6 +54,20 @@ inner ::= ( "x" | "(" inner ")" | " " )*
 ''',
 }
 
+# JSON Schemas, compiled by llguidance with compact separators and no
+# whitespace (tessera's default), every object closed (additionalProperties
+# false, which tessera assumes when it is absent).
+SCHEMAS = {
+    "person": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
+                                                "tags": {"type": "array", "items": {"type": "string"}}},
+               "required": ["name", "age", "tags"], "additionalProperties": False},
+    "enum_bool": {"type": "object", "properties": {"color": {"enum": ["red", "green", "blue"]},
+                                                   "ok": {"type": "boolean"}, "note": {"type": ["string", "null"]}},
+                  "required": ["color", "ok", "note"], "additionalProperties": False},
+    "list_of_numbers": {"type": "array", "items": {"type": "number"}, "minItems": 1},
+}
+COMPACT = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"}
+
 
 def fnv1a64(ids):
     h = 0xCBF29CE484222325
@@ -154,10 +168,14 @@ def main():
     with open(args.out, "w") as f:
         f.write(json.dumps({"meta": {"oracle": f"llguidance {llguidance.__version__}", "model": args.model.split("/")[-1],
                                      "n_vocab": n_vocab, "eog": eog}}) + "\n")
-        for name, gbnf in GRAMMARS.items():
+        cases = [(name, "gbnf", gbnf, llguidance.grammar_from("gbnf", gbnf)) for name, gbnf in GRAMMARS.items()]
+        for name, schema in SCHEMAS.items():
+            text = json.dumps(schema)
+            cases.append((name, "schema", text, llguidance.grammar_from("json_schema", json.dumps(dict(schema, **{"x-guidance": COMPACT})))))
+        for name, kind, text, grammar in cases:
             for seed in range(args.seeds):
                 rng = random.Random(seed)
-                m = llguidance.LLMatcher(tok, llguidance.grammar_from("gbnf", gbnf), log_level=0)
+                m = llguidance.LLMatcher(tok, grammar, log_level=0)
                 assert not m.is_error(), m.get_error()
                 tokens, masks = [], []
                 for _ in range(args.steps):
@@ -173,7 +191,7 @@ def main():
                     t = rng.choice(choices)
                     assert m.consume_token(t), m.get_error()
                     tokens.append(t)
-                f.write(json.dumps({"name": name, "seed": seed, "gbnf": gbnf, "tokens": tokens, "masks": masks}) + "\n")
+                f.write(json.dumps({"name": name, "seed": seed, kind: text, "tokens": tokens, "masks": masks}) + "\n")
                 print(f"{name} seed {seed}: {len(masks)} masks")
 
 
