@@ -19,6 +19,7 @@ void GrammarMatcher::begin_set() {
     set_begin_.push_back(static_cast<uint32_t>(items_.size()));
     allowed_.emplace_back();
     accepting_.push_back(false);
+    set_serial_.push_back(next_serial_++);
     ++stamp_;
     if (stamp_ == 0) {  // wrapped: old stamps could alias
         std::fill(seen_stamp_.begin(), seen_stamp_.end(), 0);
@@ -123,6 +124,29 @@ void GrammarMatcher::rollback(size_t n) {
     set_begin_.resize(keep);
     allowed_.resize(keep);
     accepting_.resize(keep);
+    set_serial_.resize(keep);
+}
+
+void GrammarMatcher::state_key(std::vector<uint64_t>& out) const {
+    out.clear();
+    const uint32_t k = static_cast<uint32_t>(set_begin_.size() - 1);
+    const auto& symbols = grammar_->symbols();
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        // Finished alternatives have done their work (completion) and only
+        // show in accepting(), added below.
+        if (symbols[items_[i].pos].kind == GrammarSymbol::Kind::End) continue;
+        out.push_back(items_[i].pos);
+        out.push_back(items_[i].origin == k ? UINT64_MAX : set_serial_[items_[i].origin]);
+    }
+    // Sort (pos, origin) pairs: the same set may have been built in another order.
+    std::vector<std::pair<uint64_t, uint64_t>> pairs(out.size() / 2);
+    for (size_t i = 0; i < pairs.size(); ++i) pairs[i] = {out[2 * i], out[2 * i + 1]};
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        out[2 * i] = pairs[i].first;
+        out[2 * i + 1] = pairs[i].second;
+    }
+    out.push_back(accepting() ? 1 : 0);
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 // next, is the output complete) and by the token mask walk.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -32,6 +33,16 @@ public:
     // No byte can follow (with accepting(): the match must end here).
     bool finished() const { return allowed_.back().empty(); }
     const Grammar& grammar() const { return *grammar_; }
+    // What decides every future answer of this matcher: the current set's
+    // unfinished items, each origin named by its set's serial number (unique within this
+    // matcher's history, so a rollback and a different re-advance never give
+    // an old key) or as "this set", sorted, then accepting(). Equal keys:
+    // equal masks.
+    void state_key(std::vector<uint64_t>& out) const;
+    // Identifies this matcher's history for caches of state keys: a copy
+    // gets a new one (its serials would collide with the original's), and a
+    // cache that holds it keeps its address from being reused.
+    const std::shared_ptr<const char>& lineage() const { return lineage_.id; }
 
 private:
     struct Item {
@@ -47,6 +58,20 @@ private:
     std::vector<uint32_t> set_begin_;  // [n_bytes + 1] first item of each set
     std::vector<ByteSet> allowed_;     // [n_bytes + 1]
     std::vector<bool> accepting_;      // [n_bytes + 1]
+    std::vector<uint64_t> set_serial_;  // [n_bytes + 1] see state_key()
+    uint64_t next_serial_ = 0;
+    struct Lineage {
+        std::shared_ptr<const char> id = std::make_shared<const char>(0);
+        Lineage() = default;
+        Lineage(const Lineage&) {}
+        Lineage& operator=(const Lineage&) {
+            id = std::make_shared<const char>(0);
+            return *this;
+        }
+        Lineage(Lineage&&) = default;
+        Lineage& operator=(Lineage&&) = default;
+    };
+    Lineage lineage_;
 
     // Scratch for the set being built: an open-addressing table of its items
     // (key pos:origin) and per-rule "already predicted" stamps.

@@ -69,4 +69,24 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
     matcher.rollback(depth);
 }
 
+void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out) {
+    if (owner_ != matcher.lineage()) {
+        entries_.clear();
+        owner_ = matcher.lineage();
+    }
+    matcher.state_key(key_);
+    for (size_t i = entries_.size(); i-- > 0;) {
+        if (entries_[i].key != key_) continue;
+        out = entries_[i].mask;
+        std::rotate(entries_.begin() + static_cast<long>(i), entries_.begin() + static_cast<long>(i) + 1, entries_.end());
+        ++hits_;
+        return;
+    }
+    ++misses_;
+    compute_token_mask(matcher, vocab, out);
+    if (capacity_ == 0) return;
+    if (entries_.size() == capacity_) entries_.erase(entries_.begin());
+    entries_.push_back({key_, out});
+}
+
 }  // namespace tessera

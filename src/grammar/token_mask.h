@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,5 +48,29 @@ inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<siz
 // The tokens allowed after the matcher's input. The matcher is used as
 // scratch and left as it was.
 void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
+
+// Masks of recent states of one matcher (one sequence), keyed by
+// GrammarMatcher::state_key: inside a JSON string or a repetition the state
+// repeats from token to token, and its mask with it. Bound to the matcher
+// it last served (GrammarMatcher::lineage; state keys of two matchers, or of
+// a matcher and its copy, are not comparable): passing another clears it.
+class TokenMaskCache {
+public:
+    explicit TokenMaskCache(size_t capacity = 16) : capacity_(capacity) {}
+    void compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
+    size_t hits() const { return hits_; }
+    size_t misses() const { return misses_; }
+
+private:
+    struct Entry {
+        std::vector<uint64_t> key;
+        TokenMask mask;
+    };
+    size_t capacity_;
+    std::shared_ptr<const char> owner_;
+    std::vector<Entry> entries_;  // most recently used last
+    std::vector<uint64_t> key_;
+    size_t hits_ = 0, misses_ = 0;
+};
 
 }  // namespace tessera

@@ -108,6 +108,62 @@ TEST(GrammarMask, EosOnlyWhereAccepting) {
     EXPECT_EQ(m.n_bytes(), 1u);   // the walk left the matcher as it was
 }
 
+// Cached masks along a walk equal freshly computed ones; returns the hit count.
+size_t cached_walk(const std::shared_ptr<const Grammar>& g, const TokenVocabulary& vocab, int steps, uint32_t seed) {
+    GrammarMatcher m(g);
+    TokenMaskCache cache;
+    std::mt19937 rng(seed);
+    TokenMask cached, fresh;
+    for (int step = 0; step < steps; ++step) {
+        cache.compute(m, vocab, cached);
+        compute_token_mask(m, vocab, fresh);
+        EXPECT_EQ(cached, fresh) << "step " << step;
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < vocab.n_tokens(); ++id) {
+            if (mask_has(fresh, id) && !vocab.bytes(id).empty()) allowed.push_back(id);
+        }
+        if (allowed.empty()) break;
+        EXPECT_TRUE(m.advance(std::string_view(vocab.bytes(allowed[rng() % allowed.size()]))));
+    }
+    return cache.hits();
+}
+
+TEST(GrammarMask, CacheGivesTheSameMasks) {
+    std::vector<std::string> tokens{""};
+    for (const char* t : {"\"", "a", "b", "ab", "\\", "\\n", "\"a", "a\"", "{", "}", ":", ",", "1", "2", " "}) tokens.push_back(t);
+    const TokenVocabulary vocab(tokens, {0});
+    auto g = compile(kJsonGrammar);
+    ASSERT_TRUE(g);
+    size_t hits = 0;
+    for (uint32_t seed = 1; seed <= 20; ++seed) hits += cached_walk(g, vocab, 40, seed);
+    EXPECT_GT(hits, 0u);  // states inside strings repeat
+}
+
+TEST(GrammarMask, CacheSurvivesRollbackAndCopies) {
+    const TokenVocabulary vocab({"", "a", "b", "ab", "ba"}, {0});
+    auto g = compile("root ::= \"a\"* \"b\" | \"b\" \"a\"*\n");
+    ASSERT_TRUE(g);
+    GrammarMatcher m(g);
+    TokenMaskCache cache;
+    TokenMask mask;
+    ASSERT_TRUE(m.advance(uint8_t{'a'}));
+    cache.compute(m, vocab, mask);
+    EXPECT_EQ(mask[0], 0b01110u);  // a, b, ab
+    // Roll back and take the other branch: same length, different state.
+    m.rollback(1);
+    ASSERT_TRUE(m.advance(uint8_t{'b'}));
+    cache.compute(m, vocab, mask);
+    EXPECT_EQ(mask[0], 0b00011u);  // EOS or a
+    // A copy that diverges is not served the original's masks.
+    GrammarMatcher copy = m;
+    EXPECT_NE(copy.lineage(), m.lineage());
+    ASSERT_TRUE(copy.advance(uint8_t{'a'}));
+    TokenMask expected;
+    compute_token_mask(copy, vocab, expected);
+    cache.compute(copy, vocab, mask);
+    EXPECT_EQ(mask, expected);
+}
+
 TEST(GrammarMask, SmolLmVocabulary) {
     const char* path = std::getenv("TESSERA_MODEL");
     if (path == nullptr || *path == '\0') GTEST_SKIP() << "TESSERA_MODEL not set";
@@ -119,6 +175,8 @@ TEST(GrammarMask, SmolLmVocabulary) {
     auto g = compile(kJsonGrammar);
     ASSERT_TRUE(g);
     random_walk(g, vocab, 8, 7, true);
+    const size_t hits = cached_walk(g, vocab, 30, 5);
+    std::printf("grammar mask cache: %zu of 30 steps served from the cache\n", hits);
     const int steps = 60;
     const double s = random_walk(g, vocab, steps, 11, false);
     std::printf("grammar mask: %.1f us per token (JSON grammar, %d-token vocabulary)\n", s / steps * 1e6,
