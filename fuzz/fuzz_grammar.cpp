@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary text as a GBNF grammar (or, when it starts
 // with '{', as a JSON Schema) under tight limits; a grammar that compiles is then driven by the input's own bytes (advance,
 // rollback) and asked for a token mask over a tiny vocabulary, whose answer
-// must agree with feeding each token to a copy of the matcher.
+// must agree with feeding each token to a copy of the matcher, and the mask
+// cache must agree with both.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -53,5 +54,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (copy.advance(std::string_view(vocabulary().bytes(id))) != tessera::mask_has(mask, id)) std::abort();
     }
     if (tessera::mask_has(mask, 0) != m.accepting()) std::abort();
+    // The cache must give the same mask, also after a rollback and a different byte.
+    tessera::TokenMaskCache cache;
+    tessera::TokenMask cached;
+    cache.compute(m, vocabulary(), cached);
+    if (cached != mask) std::abort();
+    if (m.n_bytes() > 0) {
+        m.rollback(1);
+        for (int b = 0; b < 256; ++b) {
+            if (m.advance(static_cast<uint8_t>(b))) break;
+        }
+        tessera::compute_token_mask(m, vocabulary(), mask);
+        cache.compute(m, vocabulary(), cached);
+        if (cached != mask) std::abort();
+    }
     return 0;
 }
