@@ -82,7 +82,8 @@ private:
         if (!s.is_object()) return Status::error("schema at " + where + " is not an object or boolean");
         static const std::set<std::string> known{"type", "properties", "required", "additionalProperties", "items",
                                                  "minItems", "maxItems", "minLength", "maxLength", "enum", "const",
-                                                 "anyOf", "oneOf", "$ref"};
+                                                 "anyOf", "oneOf", "$ref", "minimum", "maximum",
+                                                 "exclusiveMinimum", "exclusiveMaximum"};
         for (const auto& [key, value] : s.items()) {
             if (!known.count(key) && !annotations().count(key)) return unsupported(key, where);
         }
@@ -118,8 +119,15 @@ private:
 
     Expected<std::string> typed(const json& s, const std::string& type, const std::string& where, size_t depth) {
         if (type == "string") return string_rule(s, where);
-        if (type == "integer") return std::string("json-integer");
-        if (type == "number") return std::string("json-number");
+        if (type == "integer") return integer_rule(s, where);
+        if (type == "number") {
+            for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
+                if (s.contains(k)) {
+                    return Status::error("unsupported JSON Schema keyword '" + std::string(k) + "' on a number at " + where);
+                }
+            }
+            return std::string("json-number");
+        }
         if (type == "boolean") return std::string("json-boolean");
         if (type == "null") return std::string("json-null");
         if (type == "array") return array_rule(s, where, depth);
@@ -140,6 +148,26 @@ private:
     static std::string repeat(const std::string& e, uint32_t min, uint32_t max, bool unbounded) {
         if (unbounded) return min == 0 ? e + "*" : (min == 1 ? e + "+" : e + "{" + std::to_string(min) + ",}");
         return e + "{" + std::to_string(min) + "," + std::to_string(max) + "}";
+    }
+
+    // Bounds on integers, so far only the simple ones: a lower bound of 0 or
+    // 1 (inclusive, or exclusive of -1 / 0) and no upper bound.
+    Expected<std::string> integer_rule(const json& s, const std::string& where) {
+        for (const char* k : {"maximum", "exclusiveMaximum"}) {
+            if (s.contains(k)) return unsupported(k, where);
+        }
+        if (!s.contains("minimum") && !s.contains("exclusiveMinimum")) return std::string("json-integer");
+        const bool exclusive = s.contains("exclusiveMinimum");
+        const json& v = s.at(exclusive ? "exclusiveMinimum" : "minimum");
+        if (s.contains("minimum") && exclusive) {
+            return Status::error("'minimum' together with 'exclusiveMinimum' at " + where + " is not supported");
+        }
+        if (!v.is_number_integer()) return unsupported(exclusive ? "exclusiveMinimum" : "minimum", where);
+        const int64_t lowest = v.get<int64_t>() + (exclusive ? 1 : 0);
+        if (lowest == 0) return std::string("(\"0\" | [1-9] [0-9]*)");
+        if (lowest == 1) return std::string("([1-9] [0-9]*)");
+        return Status::error("integer minimum " + std::to_string(lowest) + " at " + where +
+                             " is not supported (only 0 or 1 so far)");
     }
 
     Expected<std::string> string_rule(const json& s, const std::string& where) {

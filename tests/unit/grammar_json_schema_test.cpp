@@ -70,6 +70,17 @@ TEST(GrammarJsonSchema, ScalarsEnumConstAnyOf) {
     EXPECT_FALSE(matches(a, "true"));
 }
 
+TEST(GrammarJsonSchema, SimpleIntegerBounds) {
+    auto g = schema(R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0},
+                        "p": {"type": "integer", "exclusiveMinimum": 0}}, "required": ["n", "p"]})");
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(matches(g, R"({"n":0,"p":1})"));
+    EXPECT_TRUE(matches(g, R"({"n":120,"p":37})"));
+    EXPECT_FALSE(matches(g, R"({"n":-1,"p":1})"));
+    EXPECT_FALSE(matches(g, R"({"n":0,"p":0})"));
+    EXPECT_FALSE(matches(g, R"({"n":01,"p":1})"));
+}
+
 TEST(GrammarJsonSchema, ArrayBoundsAndStringLengths) {
     auto g = schema(R"({"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 3},
                         "minItems": 2, "maxItems": 3})");
@@ -109,6 +120,9 @@ TEST(GrammarJsonSchema, RefusalsNameTheKeywordOrLimit) {
     expect_refused(R"({"type": "object", "properties": {"x": {"allOf": []}}})",
                    "unsupported JSON Schema keyword 'allOf' at #/properties/x");
     expect_refused(R"({"type": "strin"})", "unknown type 'strin'");
+    expect_refused(R"({"type": "integer", "maximum": 10})", "unsupported JSON Schema keyword 'maximum'");
+    expect_refused(R"({"type": "integer", "minimum": 5})", "integer minimum 5");
+    expect_refused(R"({"type": "number", "minimum": 0})", "'minimum' on a number");
     expect_refused(R"({"$ref": "#/$defs/missing"})", "cannot resolve");
     expect_refused(R"({"type": "object", "required": ["a"]})", "required property 'a'");
     expect_refused(R"({"type": "array", "minItems": 3, "maxItems": 2})", "maxItems below minItems");
