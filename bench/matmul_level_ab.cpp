@@ -5,13 +5,16 @@
 // Checks that both levels give the same bits before it times anything.
 //
 // Usage: matmul_level_ab FORMAT ROWS COLS TOKENS [THREADS] [PAIRS] [LEVEL_A LEVEL_B]
-//   FORMAT q4_0|q4_1|q8_0|q4_k|...; prints G multiply-adds/s for each level,
-//   the best-time ratio and the median pair ratio (above 1: A faster).
+//   FORMAT q4_0|q4_1|q8_0|q4_k|...; a level is a name or "best" (this CPU's
+//   best); prints G multiply-adds/s for each level, the best-time ratio and
+//   the median pair ratio (above 1: A faster). Two equal levels compare
+//   nothing: it says so and exits 77 (CTest's skip code in CMakeLists.txt).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,6 +41,11 @@ bool parse_type(const char* name, GgmlType& out) {
     return false;
 }
 
+std::optional<SimdLevel> parse_level(const char* name) {
+    if (std::strcmp(name, "best") == 0) return tessera::best_simd_level();
+    return tessera::parse_simd_level(name);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,12 +63,17 @@ int main(int argc, char** argv) {
     const int threads = argc > 5 ? std::atoi(argv[5]) : 1;
     const int pairs = argc > 6 ? std::atoi(argv[6]) : 40;
     if (argc > 8) {
-        const auto a = tessera::parse_simd_level(argv[7]), b = tessera::parse_simd_level(argv[8]);
+        const auto a = parse_level(argv[7]), b = parse_level(argv[8]);
         if (!a || !b) {
             std::fprintf(stderr, "unknown level\n");
             return 2;
         }
         levels[0] = *a, levels[1] = *b;
+    }
+    if (levels[0] == levels[1]) {
+        std::fprintf(stderr, "both levels are %s: nothing to compare on this CPU\n",
+                     tessera::simd_level_name(levels[0]));
+        return 77;
     }
     for (SimdLevel l : levels) {
         if (l > tessera::best_simd_level()) {

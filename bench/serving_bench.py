@@ -122,7 +122,7 @@ def loadgen(url, extra):
     load_before = os.getloadavg()[0]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
-        summary = json.load(f)["summary"]
+        summary = json.load(f)["runs"][0]["summary"]
     os.unlink(out)
     summary["loadavg"] = (load_before, os.getloadavg()[0])  # other work on the machine, for the record
     return summary

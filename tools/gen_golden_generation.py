@@ -7,9 +7,12 @@ token), and for the first positions llama.cpp's top-10 logits. tessera's
 golden test feeds the same prompt ids through its own model and must produce
 the same tokens.
 
-llama.cpp runs with an F32 KV cache and flash attention off, tessera's default
-configuration: this model is sensitive enough to K/V rounding that llama.cpp's
-F16 cache moves some logits by 0.4 against a float64 reference.
+llama.cpp runs with an F32 KV cache and flash attention off, the most exact
+reference: this model is sensitive enough to K/V rounding that llama.cpp's F16
+cache moves some logits by 0.4 against a float64 reference. tessera's default
+KV type is F16 (tensor/kv_type.h); the golden test runs that default against
+these F32-cache figures, within its tolerances
+(tests/unit/generation_golden_test.cpp).
 
 Usage: python3 tools/gen_golden_generation.py MODEL.gguf OUT.json
 Needs: .venv/bin/pip install llama-cpp-python jinja2 (scripts/venv.sh makes .venv)

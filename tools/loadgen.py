@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Load generator for any OpenAI-compatible server (tessera, llama-server, vLLM).
 
-Sends streaming /v1/completions requests with a fixed concurrency or Poisson
-arrivals, synthetic prompts of a chosen length (optionally a shared prefix plus
-a unique suffix per request), and reports output throughput and TTFT / TPOT /
-end-to-end latency percentiles as a table and, with --json, as JSON.
+Sends streaming /v1/completions requests with a fixed concurrency (or a
+sweep of several, one run each) or Poisson arrivals, synthetic prompts of a
+chosen length (optionally a shared prefix plus a unique suffix per request),
+and reports output throughput and TTFT / TPOT / end-to-end latency
+percentiles as a table and, with --json, as JSON. With --plot DIR it also
+draws PNG charts (matplotlib): latency CDFs, throughput against concurrency,
+and TTFT over the run.
 
 Examples:
   python3 tools/loadgen.py --url http://127.0.0.1:8080 --requests 32 --concurrency 16 \\
       --prompt-words 75 --max-tokens 128
   python3 tools/loadgen.py --url http://127.0.0.1:8080 --requests 48 --concurrency 16 \\
       --shared-prefix-words 750 --prompt-words 24 --max-tokens 32
+  python3 tools/loadgen.py --requests 32 --concurrency 1,4,16 --max-tokens 64 --ignore-eos --plot plots/
 """
 import argparse
 import asyncio
@@ -54,7 +58,8 @@ async def one_request(client, args, prompt):
     try:
         async with client.stream("POST", f"{args.url}/v1/completions", json=body, headers=headers) as r:
             if r.status_code != 200:
-                return {"error": f"HTTP {r.status_code}: {(await r.aread())[:200]!r}", "e2e": time.perf_counter() - t0}
+                return {"start": t0, "error": f"HTTP {r.status_code}: {(await r.aread())[:200]!r}",
+                        "e2e": time.perf_counter() - t0}
             async for line in r.aiter_lines():
                 if not line.startswith("data: "):
                     continue
@@ -78,7 +83,7 @@ async def one_request(client, args, prompt):
     n_out = usage["completion_tokens"] if usage else chunks
     tpot = (e2e - ttft) / (n_out - 1) if ttft is not None and n_out > 1 else None
     cached = ((usage or {}).get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0
-    return {"ttft": ttft, "tpot": tpot, "e2e": e2e, "out_tokens": n_out,
+    return {"start": t0, "ttft": ttft, "tpot": tpot, "e2e": e2e, "out_tokens": n_out,
             "prompt_tokens": (usage or {}).get("prompt_tokens", 0), "cached_tokens": cached, "error": error}
 
 
@@ -104,6 +109,8 @@ async def run(args):
 
             await asyncio.gather(*(worker() for _ in range(args.concurrency)))
         wall = time.perf_counter() - t0
+    for r in results:
+        r["start"] -= t0  # seconds since the run began
     return results, wall
 
 
@@ -138,13 +145,25 @@ def fmt(v, ms=True):
     return f"{v * 1000:.0f} ms" if ms else f"{v:.1f}"
 
 
+def print_summary(s):
+    label = f"concurrency {s['concurrency']}" if s["concurrency"] else f"rate {s['rate']}/s"
+    print(f"{label}: requests {s['requests']} (errors {s['errors']}), wall {s['wall_s']:.1f} s, "
+          f"output {s['output_tokens']} tokens = {s['output_tok_per_s']:.1f} tok/s, "
+          f"prompt {s['prompt_tokens']} tokens ({s['cached_tokens']} cached)")
+    print("| metric | p50 | p90 | p99 | mean |")
+    print("|---|---|---|---|---|")
+    for name in ("ttft", "tpot", "e2e"):
+        print(f"| {name.upper()} | {fmt(s[name + '_p50_s'])} | {fmt(s[name + '_p90_s'])} | "
+              f"{fmt(s[name + '_p99_s'])} | {fmt(s[name + '_mean_s'])} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="http://127.0.0.1:8080")
     ap.add_argument("--model", default=None, help="model name to send (default: none, the server's own)")
     ap.add_argument("--api-key")
     ap.add_argument("--requests", type=int, default=32)
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", default="16", help="clients in flight; a comma list runs a sweep, e.g. 1,4,16")
     ap.add_argument("--rate", type=float, help="Poisson arrivals per second instead of fixed concurrency")
     ap.add_argument("--prompt-words", type=int, default=75)
     ap.add_argument("--prompt-words-jitter", type=float, default=0.0)
@@ -154,21 +173,28 @@ def main():
     ap.add_argument("--ignore-eos", action="store_true", help="send ignore_eos (tessera, llama-server, vLLM)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", help="write the summary and per-request results here")
+    ap.add_argument("--json", help="write the summaries and per-request results here")
+    ap.add_argument("--plot", metavar="DIR", help="write PNG charts here (needs matplotlib)")
+    ap.add_argument("--title", default="", help="a line for the charts' titles (server, model, CPU)")
     args = ap.parse_args()
-    results, wall = asyncio.run(run(args))
-    s = summarize(results, wall, args)
-    print(f"requests {s['requests']} (errors {s['errors']}), wall {s['wall_s']:.1f} s, "
-          f"output {s['output_tokens']} tokens = {s['output_tok_per_s']:.1f} tok/s, "
-          f"prompt {s['prompt_tokens']} tokens ({s['cached_tokens']} cached)")
-    print("| metric | p50 | p90 | p99 | mean |")
-    print("|---|---|---|---|---|")
-    for name in ("ttft", "tpot", "e2e"):
-        print(f"| {name.upper()} | {fmt(s[name + '_p50_s'])} | {fmt(s[name + '_p90_s'])} | "
-              f"{fmt(s[name + '_p99_s'])} | {fmt(s[name + '_mean_s'])} |")
+    levels = [int(c) for c in args.concurrency.split(",")]
+    runs = []
+    for level in ([None] if args.rate else levels):
+        run_args = argparse.Namespace(**{**vars(args), "concurrency": level or max(levels)})
+        results, wall = asyncio.run(run(run_args))
+        s = summarize(results, wall, run_args)
+        if args.rate:
+            s["concurrency"] = None
+        print_summary(s)
+        runs.append({"summary": s, "results": results})
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"summary": s, "args": vars(args), "results": results}, f, indent=1)
+            json.dump({"args": vars(args), "runs": runs}, f, indent=1)
+    if args.plot:
+        from loadgen_plots import write_charts
+        for path in write_charts(runs, args.plot, args.title):
+            print(f"chart: {path}")
+    results = [r for run_ in runs for r in run_["results"]]
     errors = [r["error"] for r in results if r.get("error")]
     if errors:
         print(f"first error: {errors[0]}", file=sys.stderr)

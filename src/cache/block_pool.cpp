@@ -30,13 +30,15 @@ int32_t BlockPool::allocate() {
 void BlockPool::ref(int32_t b) {
     check_id(b);
     TS_CHECK_MSG(state_[static_cast<size_t>(b)] == State::Whole, "ref of a free block");
-    ++ref_counts_[2 * static_cast<size_t>(b)];
+    if (++ref_counts_[2 * static_cast<size_t>(b)] == 2 && observer_) observer_(b, true);
 }
 
 void BlockPool::unref(int32_t b) {
     check_id(b);
     TS_CHECK_MSG(state_[static_cast<size_t>(b)] == State::Whole, "unref of a free block (double free)");
-    if (--ref_counts_[2 * static_cast<size_t>(b)] == 0) {
+    const int32_t left = --ref_counts_[2 * static_cast<size_t>(b)];
+    if (left == 1 && observer_) observer_(b, false);
+    if (left == 0) {
         state_[static_cast<size_t>(b)] = State::Free;
         free_list_.push_back(b);
     }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -18,6 +20,13 @@ namespace tessera {
 class BlockPool {
 public:
     explicit BlockPool(int32_t n_blocks);
+
+    // Called as a whole block gains a second holder (shared = true) or goes
+    // back to one, so the prefix cache can count the blocks only it holds
+    // without walking its tree (PrefixCache::evictable_blocks). One observer;
+    // an empty function removes it.
+    using ShareObserver = std::function<void(int32_t block, bool shared)>;
+    void set_share_observer(ShareObserver observer) { observer_ = std::move(observer); }
 
     // A free block with ref count 1, or -1 when none is free. The most
     // recently freed block is handed out first.
@@ -53,6 +62,7 @@ private:
     std::vector<int32_t> free_list_;    // stack of free block ids
     std::vector<int32_t> stranded_;     // free halves of split blocks
     std::vector<int32_t> stranded_at_;  // [2 * n_blocks]: index in stranded_, or -1
+    ShareObserver observer_;
 };
 
 }  // namespace tessera

@@ -33,9 +33,13 @@ PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash)
     TS_CHECK(block_size > 0);
     TS_CHECK(hash != nullptr);
     node_of_block_.assign(static_cast<size_t>(pool.n_blocks()), -1);
+    pool_.set_share_observer([this](int32_t block, bool shared) { on_share_change(block, shared); });
 }
 
-PrefixCache::~PrefixCache() { clear(); }
+PrefixCache::~PrefixCache() {
+    clear();
+    pool_.set_share_observer(nullptr);
+}
 
 PrefixCache::Match PrefixCache::match(std::span<const int32_t> tokens, uint64_t salt) {
     Match result;
@@ -107,26 +111,32 @@ int32_t PrefixCache::evict(int32_t n_blocks) {
     return freed;
 }
 
-int32_t PrefixCache::evictable_blocks() const {
-    // A node is blocked when its block or any descendant's block has another
-    // holder: walk up from each held block, stopping at already-blocked nodes.
-    std::vector<char> blocked(nodes_.size(), 0);
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        if (!nodes_[i].live || nodes_[i].block < 0) continue;
-        if (pool_.ref_count(nodes_[i].block) == 1) continue;
-        for (int32_t n = static_cast<int32_t>(i); n >= 0 && !blocked[static_cast<size_t>(n)];
-             n = nodes_[static_cast<size_t>(n)].parent) {
-            blocked[static_cast<size_t>(n)] = 1;
-        }
+void PrefixCache::on_share_change(int32_t block, bool shared) {
+    const int32_t node = node_of_block_[static_cast<size_t>(block)];
+    if (node >= 0) set_held(node, shared);
+}
+
+// Changes one node's own hold and carries the change of its blocked state up
+// the tree, stopping at the first ancestor whose state does not change (so a
+// match that takes a whole path costs O(1) per block).
+void PrefixCache::set_held(int32_t node, bool held) {
+    bool was = blocked(nodes_[static_cast<size_t>(node)]);
+    nodes_[static_cast<size_t>(node)].held = held;
+    for (int32_t n = node; n >= 0;) {
+        Node& cur = nodes_[static_cast<size_t>(n)];
+        const bool now = blocked(cur);
+        if (now == was) return;
+        if (cur.block >= 0) n_evictable_ += now ? -1 : 1;  // roots are not blocks
+        if (cur.parent < 0) return;
+        Node& parent = nodes_[static_cast<size_t>(cur.parent)];
+        was = blocked(parent);
+        parent.n_blocked_children += now ? 1 : -1;
+        n = cur.parent;
     }
-    int32_t count = 0;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].live && nodes_[i].block >= 0 && !blocked[i]) ++count;
-    }
-    return count;
 }
 
 void PrefixCache::clear() {
+    std::fill(node_of_block_.begin(), node_of_block_.end(), -1);  // the unrefs below are not news
     for (const Node& n : nodes_) {
         if (n.live && n.block >= 0) pool_.unref(n.block);
     }
@@ -136,8 +146,8 @@ void PrefixCache::clear() {
     edges_.clear();
     roots_.clear();
     leaves_.clear();
-    std::fill(node_of_block_.begin(), node_of_block_.end(), -1);
     n_nodes_ = 0;
+    n_evictable_ = 0;
 }
 
 std::span<const int32_t> PrefixCache::run_of(int32_t node) const {
@@ -193,6 +203,8 @@ int32_t PrefixCache::add_child(int32_t parent, std::span<const int32_t> run, int
     ++nodes_[static_cast<size_t>(parent)].n_children;
     node_of_block_[static_cast<size_t>(block)] = child;
     ++n_nodes_;
+    ++n_evictable_;  // a new leaf: evictable until someone else holds its block
+    if (pool_.ref_count(block) > 1) set_held(child, true);
     return child;
 }
 
@@ -228,6 +240,7 @@ void PrefixCache::touch(int32_t node) {
 void PrefixCache::remove_leaf(int32_t node) {
     TS_CHECK(is_leaf(node));
     const Node n = nodes_[static_cast<size_t>(node)];
+    TS_CHECK_MSG(!blocked(n), "evicting a block someone else holds");
     leaves_.erase({n.last_access, node});
     const auto [first, last] = edges_.equal_range(n.key);
     const auto edge = std::find_if(first, last, [&](const auto& e) { return e.second == node; });
@@ -237,6 +250,7 @@ void PrefixCache::remove_leaf(int32_t node) {
     pool_.unref(n.block);
     free_slot(node);
     --n_nodes_;
+    --n_evictable_;
 
     Node& parent = nodes_[static_cast<size_t>(n.parent)];
     --parent.n_children;

@@ -28,6 +28,7 @@ public:
     };
 
     // `pool` must outlive the cache: the destructor returns the cache's refs.
+    // The cache is the pool's share observer while it lives.
     PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash = default_block_hash);
     ~PrefixCache();
     PrefixCache(const PrefixCache&) = delete;
@@ -54,9 +55,9 @@ public:
     int32_t evict(int32_t n_blocks);
 
     // How many blocks evict() could free right now: nodes whose own block and
-    // every descendant's block are referenced by the cache alone. O(nodes),
-    // because callers change ref counts through the pool, unseen by the cache.
-    int32_t evictable_blocks() const;
+    // every descendant's block are referenced by the cache alone. O(1): kept
+    // up to date as the pool reports blocks becoming shared or unshared.
+    int32_t evictable_blocks() const { return n_evictable_; }
 
     int64_t n_nodes() const { return n_nodes_; }  // cached blocks (roots excluded)
     int32_t block_size() const { return block_size_; }
@@ -71,6 +72,8 @@ private:
         int32_t n_children = 0;
         uint64_t key = 0;          // edges_ key; for a root, its salt
         uint64_t last_access = 0;  // tick_ of the latest match/insert through it
+        int32_t n_blocked_children = 0;  // children that are blocked (below)
+        bool held = false;               // its block has a holder besides the cache
         bool live = false;
     };
     using LeafKey = std::pair<uint64_t, int32_t>;  // (last_access, node id)
@@ -86,12 +89,17 @@ private:
     void touch(int32_t node);
     void remove_leaf(int32_t node);
     bool is_leaf(int32_t node) const;
+    // A node is blocked (not evictable) while it or a descendant is held.
+    bool blocked(const Node& n) const { return n.held || n.n_blocked_children > 0; }
+    void on_share_change(int32_t block, bool shared);
+    void set_held(int32_t node, bool held);
 
     BlockPool& pool_;
     int32_t block_size_;
     BlockHashFn hash_;
     uint64_t tick_ = 0;
     int64_t n_nodes_ = 0;
+    int32_t n_evictable_ = 0;  // non-root nodes not blocked
 
     std::vector<Node> nodes_;          // arena; slots reused through free_slots_
     std::vector<int32_t> tokens_;      // [nodes_.size(), block_size] runs per slot

@@ -116,11 +116,10 @@ public:
         KvCache cache = model_.make_kv_cache(o_.n_prompt, o_.kv_types);
         const auto tokens = random_tokens(o_.n_prompt);
         for (int rep = -kWarmupReps; rep < o_.reps; ++rep) {
-            SequenceKv seq;
+            SoloSequence seq(cache);
             const auto t0 = std::chrono::steady_clock::now();
             TS_RETURN_IF_ERROR(model_.forward(cache, seq, tokens, false, logits_, pool_));
             if (rep >= 0) r.tps.push_back(o_.n_prompt / seconds_since(t0));
-            seq.release(cache);
         }
         return Status();
     }
@@ -129,7 +128,7 @@ public:
     // decodes n_gen tokens and rewinds to depth, overwriting the same slots.
     Status decode(int depth, Result& r) {
         KvCache cache = model_.make_kv_cache(depth + o_.n_gen, o_.kv_types);
-        SequenceKv seq;
+        SoloSequence seq(cache);
         if (depth > 0) TS_RETURN_IF_ERROR(model_.forward(cache, seq, random_tokens(depth), false, logits_, pool_));
         const auto tokens = random_tokens(o_.n_gen);
         for (int rep = -kWarmupReps; rep < o_.reps; ++rep) {
@@ -148,9 +147,12 @@ public:
     Status batched(int n_seqs, Result& r) {
         const int64_t slots = static_cast<int64_t>(n_seqs) * (o_.batch_prompt + o_.n_gen + 16);
         KvCache cache = model_.make_kv_cache(slots, o_.kv_types);
-        std::vector<SequenceKv> seqs(static_cast<size_t>(n_seqs));
+        const int bs = cache.block_size();
+        const int per_seq = static_cast<int>((o_.batch_prompt + o_.n_gen + bs - 1) / bs);
+        if (static_cast<int64_t>(per_seq) * n_seqs > cache.n_blocks()) return Status::error("bench: KV cache too small");
+        std::vector<SoloSequence> seqs;
+        for (int k = 0; k < n_seqs; ++k) seqs.emplace_back(cache, k * per_seq, per_seq);
         for (auto& s : seqs) {
-            if (!s.reserve(cache, o_.batch_prompt + o_.n_gen)) return Status::error("bench: KV cache too small");
             TS_RETURN_IF_ERROR(model_.forward(cache, s, random_tokens(o_.batch_prompt), false, logits_, pool_));
         }
         const auto tokens = random_tokens(n_seqs);

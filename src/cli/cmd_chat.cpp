@@ -1,7 +1,7 @@
 // `tessera chat`: an interactive multi-turn chat on stdin/stdout using the
 // model's chat template. `/reset` clears the conversation, `/exit` (or end of
-// input) quits. Each turn re-renders and re-prefills the whole conversation;
-// reusing the cached prefix is the serving engine's job.
+// input) quits. Each turn re-renders the whole conversation; the engine's
+// prefix cache holds the earlier turns, so only the new turn is prefilled.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,9 +16,11 @@ int cmd_chat(int argc, char** argv) {
     CLI::App app{"Interactive multi-turn chat", "chat"};
     GenerationFlags flags;
     std::string system;
-    flags.options.max_tokens = 512;
+    bool stats = false;
+    flags.request.max_tokens = 512;
     flags.add_to(app);
     app.add_option("--system", system, "system message");
+    app.add_flag("--stats", stats, "after each answer, print its prompt, cached and generated token counts to stderr");
     if (auto code = parse_args(app, argc, argv)) return *code;
 
     auto loaded = LoadedModel::load(flags, "chat");
@@ -26,8 +28,6 @@ int cmd_chat(int argc, char** argv) {
     if (!loaded->chat_template.warning.empty()) {
         std::fprintf(stderr, "tessera chat: warning: %s\n", loaded->chat_template.warning.c_str());
     }
-    flags.options.n_ctx = std::min<int64_t>(flags.n_ctx, loaded->model->config().n_ctx_train);
-    ThreadPool pool(flags.threads);
     auto fresh = [&] {
         nlohmann::json m = nlohmann::json::array();
         if (!system.empty()) m.push_back({{"role", "system"}, {"content", system}});
@@ -53,10 +53,18 @@ int cmd_chat(int argc, char** argv) {
             messages.erase(messages.size() - 1);
             continue;
         }
+        GenerationRequest request = flags.request;
+        request.prompt = std::move(*prompt);
         std::string answer;
-        if (!generate_to_stdout(*loaded, *prompt, flags.options, pool, "chat", &answer, false)) {
+        auto turn = generate_to_stdout(*loaded, std::move(request), "chat", &answer, false);
+        if (!turn) {
             messages.erase(messages.size() - 1);
             continue;
+        }
+        if (stats) {
+            std::fprintf(stderr, "stats: prompt %lld tokens, %lld cached, %lld generated\n",
+                         static_cast<long long>(turn->prompt_tokens), static_cast<long long>(turn->cached_tokens),
+                         static_cast<long long>(turn->completion_tokens));
         }
         messages.push_back({{"role", "assistant"}, {"content", answer}});
     }

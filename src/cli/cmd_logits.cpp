@@ -43,7 +43,7 @@ int cmd_logits(int argc, char** argv) {
         return 1;
     }
     KvCache cache = (*model)->make_kv_cache(static_cast<int64_t>(tokens.size()), kv_types);
-    SequenceKv seq;
+    SoloSequence seq(cache);
     ThreadPool pool(threads);
     std::vector<float> logits;
     Status st = (*model)->forward(cache, seq, tokens, true, logits, pool);

@@ -25,8 +25,7 @@ int cmd_run(int argc, char** argv) {
 
     auto loaded = LoadedModel::load(flags, "run");
     if (!loaded) return 1;
-    flags.options.n_ctx = std::min<int64_t>(flags.n_ctx, loaded->model->config().n_ctx_train);
-    std::vector<int32_t> tokens;
+    std::vector<int32_t>& tokens = flags.request.prompt;
     if (chat) {
         if (!loaded->chat_template.warning.empty()) {
             std::fprintf(stderr, "tessera run: warning: %s\n", loaded->chat_template.warning.c_str());
@@ -43,8 +42,7 @@ int cmd_run(int argc, char** argv) {
     } else {
         tokens = loaded->tokenizer->encode(prompt, {.add_special = true, .parse_special = parse_special});
     }
-    ThreadPool pool(flags.threads);
-    return generate_to_stdout(*loaded, tokens, flags.options, pool, "run") ? 0 : 1;
+    return generate_to_stdout(*loaded, std::move(flags.request), "run") ? 0 : 1;
 }
 
 }  // namespace tessera

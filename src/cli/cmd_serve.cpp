@@ -196,9 +196,7 @@ void print_startup(const ServeFlags& f, const Engine& engine) {
 
 // Loads the model and runs the engine until the server stops. Returns the exit code.
 int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
-    GenerationFlags gf;
-    gf.model_path = f.model_path;
-    auto loaded = LoadedModel::load(gf, "serve");
+    auto loaded = LoadedModel::load_files(f.model_path, "serve");
     if (!loaded) return 1;
     if (!f.chat_template.empty()) {
         auto source = load_chat_template(f.chat_template);

@@ -36,6 +36,7 @@ struct Choice {
     int32_t n_generated = 0;
     std::vector<int32_t> unsent_tokens;                  // tokens whose text is still held back
     std::vector<TokenLogprob> unsent_logprobs;
+    std::chrono::steady_clock::time_point first_token;
     std::chrono::steady_clock::time_point last_token;
     bool done = false;
 

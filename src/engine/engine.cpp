@@ -54,7 +54,8 @@ public:
         : model_(model), tokenizer_(tokenizer), options_(options),
           cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
                  static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
-          scheduler_(cache_, SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
+          scheduler_(cache_.blocks(), cache_.block_size(),
+                     SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
           pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
         const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
         const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
@@ -235,14 +236,9 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
         leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab));
     }
     Sequence& seq = leader->seq;
-    seq.id = state->handle->id();
-    seq.arrival = seq.id;
-    seq.tokens = state->request.prompt;
-    seq.n_prompt = static_cast<int64_t>(seq.tokens.size());
-    seq.cache_salt = state->request.cache_salt;
+    scheduler_.add(&seq, NewSequence{state->handle->id(), state->request.prompt, state->request.cache_salt});
     for (int32_t t : seq.tokens) leader->sampler.accept(t);
     metrics_.prompt_tokens.fetch_add(static_cast<uint64_t>(seq.n_prompt), std::memory_order_relaxed);
-    scheduler_.add(&seq);
     track(std::move(leader));
 }
 
@@ -259,6 +255,7 @@ void Engine::Impl::handle_cancellations() {
 
 void Engine::Impl::step() {
     ScheduleOutput out = scheduler_.schedule();
+    for (const SlotCopy& c : out.copies) cache_.copy_slots(c.src, c.dst, c.n);  // before anything reads them
     metrics_.preemptions.fetch_add(static_cast<uint64_t>(out.n_preempted), std::memory_order_relaxed);
     if (out.runs.empty()) {
         // Nothing runs and the first waiting sequence could not be admitted
@@ -312,10 +309,8 @@ void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
     std::vector<std::unique_ptr<Choice>> forks = std::move(leader.pending_forks);
     leader.pending_forks.clear();
     for (auto& f : forks) {
-        f->seq = leader.seq;
-        scheduler_.share_blocks(f->seq);
+        scheduler_.fork(leader.seq, &f->seq);
         for (int32_t t : f->seq.tokens) f->sampler.accept(t);
-        scheduler_.add_running(&f->seq);
         Choice& fork = *f;
         track(std::move(f));
         on_token(fork, logits, fork.sampler.sample(std::span<const float>(logits, n_vocab)));
@@ -326,13 +321,14 @@ void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) 
     const GenerationRequest& req = choice.req->request;
     const auto now = std::chrono::steady_clock::now();
     if (choice.n_generated == 0) {
+        choice.first_token = now;
         metrics_.ttft.observe(seconds_between(choice.req->submitted, now));
     } else {
         metrics_.inter_token.observe(seconds_between(choice.last_token, now));
     }
     choice.last_token = now;
     choice.sampler.accept(token);
-    choice.seq.tokens.push_back(token);
+    scheduler_.append_token(&choice.seq, token);
     ++choice.n_generated;
     metrics_.generated_tokens.fetch_add(1, std::memory_order_relaxed);
 
@@ -391,6 +387,10 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
     e.prompt_tokens = choice.seq.n_prompt;
     e.completion_tokens = choice.n_generated;
     e.cached_tokens = choice.seq.n_cached;
+    if (choice.n_generated > 0) {
+        e.seconds_to_first_token = seconds_between(choice.req->submitted, choice.first_token);
+        e.seconds_decoding = seconds_between(choice.first_token, choice.last_token);
+    }
     choice.req->handle->push(std::move(e));
     metrics_.e2e_latency.observe(seconds_between(choice.req->submitted, std::chrono::steady_clock::now()));
     if (choice.index == 0) metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);

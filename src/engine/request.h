@@ -62,6 +62,8 @@ struct StreamEvent {
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;         // prompt tokens served from the prefix cache
+    double seconds_to_first_token = 0.0;  // submit -> first sampled token (0 if none)
+    double seconds_decoding = 0.0;        // first -> last sampled token
 };
 
 }  // namespace tessera

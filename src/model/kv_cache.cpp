@@ -65,24 +65,4 @@ void KvCache::copy_slots(int64_t src, int64_t dst, int n) {
     }
 }
 
-bool SequenceKv::reserve(KvCache& cache, int64_t extra) {
-    const int64_t need_tokens = n_tokens + extra;
-    const int64_t need_blocks = (need_tokens + cache.block_size() - 1) / cache.block_size();
-    const int64_t missing = need_blocks - static_cast<int64_t>(block_table.size());
-    if (missing <= 0) return true;
-    if (missing > cache.free_blocks()) return false;
-    // Room for every block of the cache at once, so a growing sequence does
-    // not reallocate its table every few blocks (a decode step allocates
-    // nothing; tests/alloc).
-    if (block_table.capacity() < static_cast<size_t>(cache.n_blocks())) block_table.reserve(cache.n_blocks());
-    for (int64_t k = 0; k < missing; ++k) block_table.push_back(cache.blocks().allocate() * cache.block_size());
-    return true;
-}
-
-void SequenceKv::release(KvCache& cache) {
-    for (int32_t slot : block_table) cache.blocks().unref(slot / cache.block_size());
-    block_table.clear();
-    n_tokens = 0;
-}
-
 }  // namespace tessera

@@ -75,17 +75,4 @@ private:
     BlockPool blocks_;
 };
 
-// The positions of one sequence and the blocks that hold them (whole blocks
-// only; the scheduler's sequences also use halves).
-struct SequenceKv {
-    std::vector<int32_t> block_table;
-    int64_t n_tokens = 0;
-
-    // Ensures blocks exist for positions [0, n_tokens + extra); false if the
-    // cache ran out of blocks (nothing is allocated then).
-    bool reserve(KvCache& cache, int64_t extra);
-    // Drops this sequence's references to its blocks.
-    void release(KvCache& cache);
-};
-
 }  // namespace tessera

@@ -117,13 +117,17 @@ KvCache Model::make_kv_cache(int64_t n_ctx, KvTypes types, int block_size) const
     return KvCache(config_.n_layer, config_.n_head_kv, config_.head_dim, static_cast<int>(n_blocks), block_size, types);
 }
 
-Status Model::forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
+SoloSequence::SoloSequence(const KvCache& cache, int first_block, int n_blocks) {
+    const int end = n_blocks < 0 ? cache.n_blocks() : std::min(cache.n_blocks(), first_block + n_blocks);
+    for (int b = first_block; b < end; ++b) block_table.push_back(b * cache.block_size());
+}
+
+Status Model::forward(KvCache& cache, SoloSequence& seq, std::span<const int32_t> tokens, bool all_logits,
                       std::vector<float>& logits, ThreadPool& pool) {
     if (tokens.empty()) return Status::error("forward: no tokens");
-    if (!seq.reserve(cache, static_cast<int64_t>(tokens.size()))) {
-        return Status::error("KV cache is full (context of " +
-                             std::to_string(static_cast<int64_t>(cache.n_blocks()) * cache.block_size()) +
-                             " tokens)");
+    const int64_t capacity = static_cast<int64_t>(seq.block_table.size()) * cache.block_size();
+    if (seq.n_tokens + static_cast<int64_t>(tokens.size()) > capacity) {
+        return Status::error("KV cache is full (context of " + std::to_string(capacity) + " tokens)");
     }
     const size_t n_vocab = static_cast<size_t>(config_.n_vocab);
     logits.resize((all_logits ? tokens.size() : 1) * n_vocab);

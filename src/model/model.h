@@ -20,6 +20,18 @@
 
 namespace tessera {
 
+// A sequence with a run of the KV cache to itself, block after block, for
+// driving forward passes directly (`tessera logits`, `tessera bench`, tests).
+// It takes nothing from the cache's BlockPool: a cache it uses serves no
+// scheduler. The engine's sequences get their block tables from sched/.
+struct SoloSequence {
+    // Blocks [first_block, first_block + n_blocks) of `cache`; n_blocks < 0: to the end.
+    explicit SoloSequence(const KvCache& cache, int first_block = 0, int n_blocks = -1);
+
+    std::vector<int32_t> block_table;  // slot of each block's first position
+    int64_t n_tokens = 0;              // positions computed; set it back to rewind
+};
+
 class Model {
 public:
     static Expected<std::unique_ptr<Model>> load(const std::string& path);
@@ -43,10 +55,11 @@ public:
     // (which must pass check_kv_types for this model's head_dim).
     KvCache make_kv_cache(int64_t n_ctx, KvTypes types = {}, int block_size = 16) const;
 
-    // Runs `tokens` at positions seq.n_tokens, seq.n_tokens+1, ... Logits of
-    // the last token (or of every token when all_logits) are written to
-    // `logits` as [n_out, n_vocab]. Errors: token id out of range, cache full.
-    Status forward(KvCache& cache, SequenceKv& seq, std::span<const int32_t> tokens, bool all_logits,
+    // Runs `tokens` at positions seq.n_tokens, seq.n_tokens+1, ... through
+    // forward_batch, in chunks. Logits of the last token (or of every token
+    // when all_logits) are written to `logits` as [n_out, n_vocab]. Errors:
+    // token id out of range, the sequence's blocks are full.
+    Status forward(KvCache& cache, SoloSequence& seq, std::span<const int32_t> tokens, bool all_logits,
                    std::vector<float>& logits, ThreadPool& pool);
 
     // One pass over a ragged multi-sequence batch; every sequence's block

@@ -1,5 +1,6 @@
 // BlockTables: block table entries are slots (model/kv_cache.h); whole blocks
-// are pool ids slot / block_size, halves slot / half_block.
+// are pool ids slot / block_size, halves slot / half_block. No K/V moves here:
+// copies are recorded for the engine.
 #include "sched/block_tables.h"
 
 #include <algorithm>
@@ -10,17 +11,19 @@
 
 namespace tessera {
 
-BlockTables::BlockTables(KvCache& cache, std::function<bool()> evict) : cache_(cache), evict_(std::move(evict)) {}
+BlockTables::BlockTables(BlockPool& pool, int32_t block_size, std::function<bool()> evict)
+    : pool_(pool), block_size_(block_size), evict_(std::move(evict)) {
+    TS_CHECK(block_size > 0);
+}
 
 int32_t BlockTables::take(bool half) {
-    BlockPool& pool = cache_.blocks();
     for (bool evicted = false;; evicted = true) {
         if (half) {
-            const int32_t h = pool.allocate_half();
-            if (h >= 0) return h * cache_.half_block();
+            const int32_t h = pool_.allocate_half();
+            if (h >= 0) return h * half_block();
         } else {
-            const int32_t b = pool.allocate();
-            if (b >= 0) return b * cache_.block_size();
+            const int32_t b = pool_.allocate();
+            if (b >= 0) return b * block_size_;
         }
         if (evicted || !evict_()) return -1;
     }
@@ -28,33 +31,34 @@ int32_t BlockTables::take(bool half) {
 
 void BlockTables::drop(int32_t slot, bool half) {
     if (half) {
-        cache_.blocks().unref_half(slot / cache_.half_block());
+        pool_.unref_half(slot / half_block());
     } else {
-        TS_CHECK(slot % cache_.block_size() == 0);
-        cache_.blocks().unref(slot / cache_.block_size());
+        TS_CHECK(slot % block_size_ == 0);
+        pool_.unref(slot / block_size_);
     }
 }
 
 bool BlockTables::shared(int32_t slot, bool half) const {
-    const BlockPool& pool = cache_.blocks();
-    return half ? pool.half_ref_count(slot / cache_.half_block()) > 1
-                : pool.ref_count(slot / cache_.block_size()) > 1;
+    return half ? pool_.half_ref_count(slot / half_block()) > 1 : pool_.ref_count(slot / block_size_) > 1;
 }
 
 int64_t BlockTables::capacity(const Sequence& seq) const {
     const auto n = static_cast<int64_t>(seq.block_table.size());
-    return n * cache_.block_size() - (seq.half_tail ? cache_.block_size() - cache_.half_block() : 0);
+    return n * block_size_ - (seq.half_tail ? block_size_ - half_block() : 0);
 }
 
-bool BlockTables::ensure(Sequence& seq, int64_t upto) {
-    const int bs = cache_.block_size(), half = cache_.half_block();
+bool BlockTables::ensure(Sequence& seq, int64_t upto, std::vector<SlotCopy>& copies) {
+    const int bs = block_size_, half = half_block();
+    const auto copy = [&copies](int32_t src, int32_t dst, int64_t n) {
+        if (n > 0) copies.push_back({src, dst, static_cast<int32_t>(n)});
+    };
     std::vector<int32_t>& table = seq.block_table;
     if (seq.half_tail && upto > capacity(seq)) {
         // The short last run grows past its half: move it into a whole block.
         const int32_t whole = take(false);
         if (whole < 0) return false;
         const int64_t start = static_cast<int64_t>(table.size() - 1) * bs;
-        cache_.copy_slots(table.back(), whole, static_cast<int>(std::clamp<int64_t>(seq.n_computed - start, 0, half)));
+        copy(table.back(), whole, std::clamp<int64_t>(seq.n_computed - start, 0, half));
         drop(table.back(), true);
         table.back() = whole;
         seq.half_tail = false;
@@ -66,7 +70,7 @@ bool BlockTables::ensure(Sequence& seq, int64_t upto) {
         if (shared(table[first], half_run)) {
             const int32_t fresh = take(half_run);
             if (fresh < 0) return false;
-            cache_.copy_slots(table[first], fresh, static_cast<int>(seq.n_computed - static_cast<int64_t>(first) * bs));
+            copy(table[first], fresh, seq.n_computed - static_cast<int64_t>(first) * bs);
             drop(table[first], half_run);
             table[first] = fresh;
         }
@@ -82,13 +86,12 @@ bool BlockTables::ensure(Sequence& seq, int64_t upto) {
 }
 
 void BlockTables::share(const Sequence& seq) {
-    BlockPool& pool = cache_.blocks();
     for (size_t i = 0; i < seq.block_table.size(); ++i) {
         const int32_t slot = seq.block_table[i];
         if (seq.half_tail && i + 1 == seq.block_table.size()) {
-            pool.ref_half(slot / cache_.half_block());
+            pool_.ref_half(slot / half_block());
         } else {
-            pool.ref(slot / cache_.block_size());
+            pool_.ref(slot / block_size_);
         }
     }
 }
@@ -102,7 +105,7 @@ void BlockTables::release(Sequence& seq) {
 }
 
 int64_t BlockTables::unfilled(const std::list<Sequence*>& running) const {
-    int64_t n = static_cast<int64_t>(cache_.blocks().n_stranded_halves()) * cache_.half_block();
+    int64_t n = static_cast<int64_t>(pool_.n_stranded_halves()) * half_block();
     std::vector<int32_t> shared_seen;
     for (const Sequence* s : running) {
         if (s->block_table.empty()) continue;

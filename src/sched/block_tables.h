@@ -4,28 +4,41 @@
 // tail slots a running sequence holds average a quarter block instead of
 // half a block. A half run that must grow moves into a whole block (a copy of
 // at most half a block of K/V per layer); a run shared by forked choices is
-// copied before it is written (copy-on-write).
+// copied before it is written (copy-on-write). Bookkeeping only: the copies
+// are returned as SlotCopy entries for the engine to apply to the KV storage.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <vector>
 
-#include "model/kv_cache.h"
+#include "cache/block_pool.h"
 #include "sched/sequence.h"
 
 namespace tessera {
 
+// Copy the K/V of slots [src, src + n) of every layer to [dst, dst + n)
+// (KvCache::copy_slots). Copies are applied in the order they were made:
+// a later one may write a block an earlier one read before it was freed.
+struct SlotCopy {
+    int32_t src;
+    int32_t dst;
+    int32_t n;
+};
+
 class BlockTables {
 public:
-    // evict: frees some unreferenced blocks (the prefix cache's); false when
-    // there are none to free.
-    BlockTables(KvCache& cache, std::function<bool()> evict);
+    // Slots are pool ids times block_size (halves: half ids times
+    // block_size / 2). evict: frees some unreferenced blocks (the prefix
+    // cache's); false when there are none to free.
+    BlockTables(BlockPool& pool, int32_t block_size, std::function<bool()> evict);
 
     // Makes slots exist for positions [0, upto) of seq and makes the run
-    // receiving position n_computed its own; false when the pool ran out
-    // (the table stays valid, possibly with some new entries).
-    bool ensure(Sequence& seq, int64_t upto);
+    // receiving position n_computed its own, appending the K/V copies that
+    // needs to `copies`; false when the pool ran out (the table stays valid,
+    // possibly with some new entries, and the copies made so far stand).
+    bool ensure(Sequence& seq, int64_t upto, std::vector<SlotCopy>& copies);
     // Adds a holder to every run of seq's table (a copy made for a fork).
     void share(const Sequence& seq);
     // Drops seq's holds and empties its table.
@@ -41,8 +54,10 @@ private:
     int32_t take(bool half);  // the first slot of a new whole or half block, or -1
     void drop(int32_t slot, bool half);
     bool shared(int32_t slot, bool half) const;
+    int32_t half_block() const { return block_size_ % 2 == 0 ? block_size_ / 2 : 0; }  // 0: no halves
 
-    KvCache& cache_;
+    BlockPool& pool_;
+    int32_t block_size_;
     std::function<bool()> evict_;
 };
 

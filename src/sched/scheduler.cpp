@@ -9,29 +9,43 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/check.h"
 #include "sched/prefill_sharing.h"
 
 namespace tessera {
 
-Scheduler::Scheduler(KvCache& cache, SchedulerOptions options)
-    : cache_(cache), options_(options), prefix_(cache.blocks(), cache.block_size()),
-      tables_(cache, [this] { return options_.prefix_cache && prefix_.evict(8) > 0; }) {}
+Scheduler::Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options)
+    : block_size_(block_size), options_(options), prefix_(pool, block_size),
+      tables_(pool, block_size, [this] { return options_.prefix_cache && prefix_.evict(8) > 0; }) {}
 
 Scheduler::~Scheduler() {
     for (Sequence* s : running_) release(*s);
     for (Sequence* s : waiting_) release(*s);
 }
 
-void Scheduler::add(Sequence* seq) {
+void Scheduler::add(Sequence* seq, NewSequence init) {
+    *seq = Sequence{};
+    seq->id = init.id;
+    seq->arrival = init.id;
+    seq->tokens = std::move(init.prompt);
+    seq->n_prompt = static_cast<int64_t>(seq->tokens.size());
+    seq->cache_salt = init.cache_salt;
     seq->status = SeqStatus::Waiting;
     waiting_.push_back(seq);
 }
 
-void Scheduler::add_running(Sequence* seq) {
-    seq->status = SeqStatus::Running;
-    running_.push_back(seq);
+void Scheduler::fork(const Sequence& parent, Sequence* child) {
+    TS_CHECK_MSG(parent.status == SeqStatus::Running, "only a running sequence forks");
+    *child = parent;
+    tables_.share(*child);
+    running_.push_back(child);
+}
+
+void Scheduler::append_token(Sequence* seq, int32_t token) {
+    TS_CHECK_MSG(seq->status == SeqStatus::Running, "only a running sequence grows");
+    seq->tokens.push_back(token);
 }
 
 void Scheduler::remove(Sequence* seq) {
@@ -62,7 +76,7 @@ int64_t Scheduler::admit_prefix(Sequence& seq) {
     if (!options_.prefix_cache || n_lookup <= 0) return 0;
     PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
     seq.block_table.clear();
-    for (int32_t b : m.blocks) seq.block_table.push_back(b * cache_.block_size());
+    for (int32_t b : m.blocks) seq.block_table.push_back(b * block_size_);
     seq.half_tail = false;
     seq.n_computed = m.n_tokens;
     return m.n_tokens;
@@ -79,7 +93,7 @@ void Scheduler::note_admission(Sequence& seq, int64_t hit) {
 bool Scheduler::held_for_shared_prefill(const Sequence& seq) {
     if (!options_.prefix_cache || seq.tokens.size() < 2) return false;
     const std::span<const int32_t> lookup(seq.tokens.data(), seq.tokens.size() - 1);
-    const int64_t pending = pending_shared_tokens(lookup, seq.cache_salt, running_, cache_.block_size());
+    const int64_t pending = pending_shared_tokens(lookup, seq.cache_salt, running_, block_size_);
     return pending > 0 && pending > prefix_.cached_tokens(lookup, seq.cache_salt);
 }
 
@@ -97,7 +111,7 @@ ScheduleOutput Scheduler::schedule() {
 }
 
 bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget) {
-    while (!ensure_blocks(seq, n)) {
+    while (!ensure_blocks(seq, n, out)) {
         Sequence* victim = running_.back();
         ++out.n_preempted;
         // A victim already scheduled this step gives its tokens back.
@@ -171,7 +185,7 @@ void Scheduler::schedule_prefills(ScheduleOutput& out, int64_t& budget) {
 bool Scheduler::admit(Sequence& seq, int64_t cap, ScheduleOutput& out, int64_t& budget) {
     const int64_t hit = admit_prefix(seq);
     const int64_t n = std::min({seq.n_uncomputed(), cap, budget});
-    if (!ensure_blocks(seq, n)) {
+    if (!ensure_blocks(seq, n, out)) {
         release(seq);  // keep nothing while waiting for memory
         return false;
     }
@@ -194,7 +208,7 @@ void Scheduler::top_up(ScheduleOutput& out, int64_t& budget) {
         auto r = std::find_if(out.runs.begin(), out.runs.end(), [&](const ScheduledRun& x) { return x.seq == p.seq; });
         if (r == out.runs.end() || r->logits) continue;
         const int64_t n = r->n_tokens + std::min(p.seq->n_uncomputed() - r->n_tokens, budget);
-        if (!ensure_blocks(*p.seq, n)) continue;
+        if (!ensure_blocks(*p.seq, n, out)) continue;
         budget -= n - r->n_tokens;
         out.n_tokens += static_cast<int32_t>(n - r->n_tokens);
         r->n_tokens = static_cast<int32_t>(n);
@@ -203,7 +217,7 @@ void Scheduler::top_up(ScheduleOutput& out, int64_t& budget) {
 }
 
 void Scheduler::commit(const ScheduleOutput& out) {
-    const int bs = cache_.block_size();
+    const int bs = block_size_;
     for (const ScheduledRun& r : out.runs) {
         const int64_t before = r.seq->n_computed;
         r.seq->n_computed += r.n_tokens;
@@ -216,7 +230,7 @@ void Scheduler::commit(const ScheduleOutput& out) {
 
 void Scheduler::cache_blocks(const Sequence& seq) {
     if (!options_.prefix_cache) return;
-    const int bs = cache_.block_size();
+    const int bs = block_size_;
     const auto n_full = static_cast<size_t>(std::min<int64_t>(seq.n_computed, static_cast<int64_t>(seq.tokens.size())) / bs);
     if (n_full == 0) return;
     // Full runs are whole blocks (a half holds at most half a run).

@@ -4,7 +4,9 @@
 // waiting for a prefix another sequence is computing, prefill_sharing.h), and
 // preempts the most recently admitted sequence (recompute later) when KV
 // blocks run out. Prefill chunks share each step fairly (prefill_share), so a
-// short prompt is not starved by a long one being prefilled.
+// short prompt is not starved by a long one being prefilled. It owns the
+// sequences' state (tokens aside, which the engine appends as it samples) and
+// moves no K/V itself: its output says what runs and which slots to copy first.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "cache/prefix_cache.h"
-#include "model/kv_cache.h"
 #include "sched/block_tables.h"
 #include "sched/sequence.h"
 
@@ -38,20 +39,41 @@ struct ScheduledRun {
     bool logits;       // the run reaches the end of the sequence's tokens
 };
 
+// One step as plain data (the shape of vLLM v1's SchedulerOutput). Before the
+// forward pass the engine applies `copies` in order (copy-on-write of runs
+// shared by forks, half blocks widened); then each run computes its tokens
+// into the slots its block table names. Blocks freed during schedule() need
+// nothing from the engine: freeing is pool bookkeeping and the K/V left in
+// them is overwritten before anyone reads it.
 struct ScheduleOutput {
     std::vector<ScheduledRun> runs;
+    std::vector<SlotCopy> copies;
     int32_t n_tokens = 0;
     int32_t n_preempted = 0;
 };
 
+// What a new sequence starts from.
+struct NewSequence {
+    uint64_t id = 0;  // also its FCFS arrival order
+    std::vector<int32_t> prompt;
+    uint64_t cache_salt = 0;  // prefix-cache isolation domain
+};
+
 class Scheduler {
 public:
-    Scheduler(KvCache& cache, SchedulerOptions options);
+    // `pool` holds block ids of block_size slots each and must outlive the scheduler.
+    Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options);
     ~Scheduler();
 
-    void add(Sequence* seq);  // joins the back of the waiting queue
-    // Adds an already running sequence (a forked choice) behind the others.
-    void add_running(Sequence* seq);
+    // Sets seq up from `init` and queues it at the back of the waiting queue.
+    void add(Sequence* seq, NewSequence init);
+    // Makes `child` a copy of the running `parent` (a parallel choice from
+    // the same prompt) sharing its blocks, running behind the others; the
+    // first write to a shared run copies it (ScheduleOutput::copies).
+    void fork(const Sequence& parent, Sequence* child);
+    // Appends a sampled token to a running sequence; the next schedule()
+    // gives it a run of its own (decode).
+    void append_token(Sequence* seq, int32_t token);
     // Removes a sequence wherever it is and drops its block references;
     // a prefill-complete prefix of it stays in the prefix cache.
     void remove(Sequence* seq);
@@ -71,9 +93,6 @@ public:
 
     // Inserts the sequence's computed full blocks into the prefix cache.
     void cache_blocks(const Sequence& seq);
-    // Adds a holder to every block of seq, a copy of a running sequence's
-    // state made for a fork (parallel choices).
-    void share_blocks(const Sequence& seq) { tables_.share(seq); }
     // Allocated but empty KV slots (BlockTables::unfilled).
     int64_t unfilled_kv_slots() const { return tables_.unfilled(running_); }
 
@@ -95,14 +114,16 @@ private:
     // its blocks do not fit (it keeps nothing).
     bool admit(Sequence& seq, int64_t cap, ScheduleOutput& out, int64_t& budget);
     void top_up(ScheduleOutput& out, int64_t& budget);
-    bool ensure_blocks(Sequence& seq, int64_t n_new) { return tables_.ensure(seq, seq.n_computed + n_new); }
+    bool ensure_blocks(Sequence& seq, int64_t n_new, ScheduleOutput& out) {
+        return tables_.ensure(seq, seq.n_computed + n_new, out.copies);
+    }
     int64_t admit_prefix(Sequence& seq);  // returns the prompt tokens the cache served
     void note_admission(Sequence& seq, int64_t hit);
     bool held_for_shared_prefill(const Sequence& seq);
     void preempt(Sequence& seq);
     void release(Sequence& seq);
 
-    KvCache& cache_;
+    int32_t block_size_;
     SchedulerOptions options_;
     PrefixCache prefix_;
     BlockTables tables_;

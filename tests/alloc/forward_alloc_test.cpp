@@ -85,7 +85,7 @@ TEST(ForwardAllocations, NoneAfterTheFirstPromptAndDecodeStep) {
     for (int n_threads : {1, 2}) {
         ThreadPool pool(n_threads);
         KvCache cache = model.make_kv_cache(256);
-        SequenceKv seq;
+        SoloSequence seq(cache);
         std::vector<float> logits;
         // Warm-up: a prompt chunk long enough to split the per-token work
         // over the pool, then one decode step; the buffers grow to these sizes.
@@ -104,7 +104,7 @@ TEST(ForwardAllocations, NoneAfterTheFirstPromptAndDecodeStep) {
         EXPECT_EQ(decode, 0) << "heap allocations in 5 decode steps, " << n_threads << " threads";
 
         // A second chunk of the same length, further on in the sequence
-        // (new KV blocks in its table).
+        // (blocks its earlier chunks did not touch).
         const long prefill = allocations_during([&] {
             ASSERT_TRUE(model.forward(cache, seq, prompt, false, logits, pool).ok());
         });

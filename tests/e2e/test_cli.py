@@ -93,6 +93,35 @@ def test_chat_session_multi_turn_and_reset(tessera_bin, model_path):
     assert "conversation cleared" in r.stderr
 
 
+def test_chat_prefills_only_each_new_turn(tessera_bin, model_path):
+    # Ten turns through one engine: each turn's prompt is the whole
+    # conversation re-rendered, and the prefix cache must supply what the
+    # previous turn already computed. Per turn k > 1 the tokens prefilled
+    # (prompt - cached) may exceed the new turn's own tokens (everything after
+    # the previous prompt and answer) by at most:
+    #  - 1: the previous answer's last sampled token (here ChatML's <|im_end|>,
+    #    which the template re-renders) was sampled but never run through the
+    #    model, so it has no K/V yet;
+    #  - 15: the cache holds whole blocks of 16 tokens, so up to 15 computed
+    #    tokens in the previous turn's last, partial block are run again.
+    questions = ["What is 2+2?", "Name a color.", "What is the capital of France?", "Say hello.",
+                 "Count to three.", "Name an animal.", "What is water?", "Tell me a joke.",
+                 "What day comes after Monday?", "Thank you."]
+    r = run([tessera_bin, "chat", "-m", model_path, "--temp", "0", "-n", "16", "--stats"],
+            stdin="\n".join(questions) + "\n/exit\n", timeout=300)
+    assert r.returncode == 0, r.stderr
+    turns = [tuple(int(x) for x in line.split()[2::2])
+             for line in r.stderr.splitlines() if line.startswith("stats: ")]
+    assert len(turns) == len(questions), r.stderr
+    block = 16
+    assert turns[0][1] == 0  # nothing cached before the first turn
+    for (prev_prompt, _, prev_generated), (prompt, cached, _) in zip(turns, turns[1:]):
+        new_turn = prompt - prev_prompt - prev_generated
+        assert new_turn > 0
+        assert cached > 0
+        assert prompt - cached <= new_turn + 1 + (block - 1), (prev_prompt, prev_generated, prompt, cached)
+
+
 def test_info_lists_metadata_and_tensors(tessera_bin, model_path):
     r = run([tessera_bin, "info", "-m", model_path])
     assert r.returncode == 0

@@ -1,6 +1,6 @@
 // Randomized model check of cache/prefix_cache.h: thousands of random steps
-// (sequences start with a match, finish with an insert or abort, evictions,
-// clears) against a plain map from (salt, whole-block prefix) to block with
+// (sequences start with a match, fork, finish with an insert or abort,
+// evictions, clears) against a plain map from (salt, whole-block prefix) to block with
 // the same LRU rule, checking matches, evictions and every ref count.
 #include "cache/prefix_cache.h"
 
@@ -138,8 +138,10 @@ private:
             start();
         } else if (r < 850 && !running_.empty()) {
             finish(roll(static_cast<uint32_t>(running_.size())), /*insert=*/r < 770);
-        } else if (r < 997) {
+        } else if (r < 960) {
             evict(static_cast<int32_t>(roll(4)));
+        } else if (r < 997 && !running_.empty()) {
+            fork(roll(static_cast<uint32_t>(running_.size())));
         } else {
             cache_.clear();
             model_.clear();
@@ -164,6 +166,18 @@ private:
         for (int32_t b : seq.blocks) ++held_[static_cast<size_t>(b)];
         seq.tokens.resize(seq.blocks.size() * kBlock);
         running_.push_back(std::move(seq));
+        if (running_.size() > kMaxRunning) finish(0, true);
+    }
+
+    // A parallel choice: a second holder of every block of a running sequence
+    // (pool refs the cache does not see, only hears of).
+    void fork(size_t index) {
+        const Sequence copy = running_[index];
+        for (int32_t b : copy.blocks) {
+            pool_.ref(b);
+            ++held_[static_cast<size_t>(b)];
+        }
+        running_.push_back(copy);
         if (running_.size() > kMaxRunning) finish(0, true);
     }
 

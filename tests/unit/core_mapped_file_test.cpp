@@ -16,8 +16,8 @@
 
 #include "core/mapped_file.h"
 #include "engine/engine.h"
-#include "engine/generate.h"
 #include "gguf/gguf_file.h"
+#include "huge_page_probe.h"
 
 namespace tessera {
 namespace {
@@ -40,6 +40,20 @@ void write_bytes(const std::string& path, size_t n) {
     std::vector<char> bytes(n, 'x');
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
+
+// Whether a bare mapping of a freshly read 8 MiB file of its own gets 2 MiB
+// pages here (huge_page_probe.h): where it does, MappedFile must too.
+bool kernel_gives_fresh_files_huge_pages() {
+    TempFile probe("tessera-huge-probe");
+    write_bytes(probe.path(), 8u << 20);
+    const size_t huge = test::probe_fresh_read_huge_bytes(probe.path(), 8u << 20);
+    std::printf("[mapped file] probe: %zu of %u bytes of a bare mapping on 2 MiB pages\n", huge, 8u << 20);
+    return huge > 0;
+}
+
+constexpr const char* kNoHugePages =
+    "a bare mapping of a freshly read file gets no 2 MiB pages on this kernel and filesystem: "
+    "only the report's shape was checked, the 2 MiB page path was not exercised";
 
 TEST(MappedFileTest, WholeFileMapsAndPopulates) {
     TempFile f("tessera-mapped");
@@ -74,10 +88,12 @@ TEST(MappedFileTest, EmptyFileHasNothingToPopulate) {
 }
 
 // Whether the kernel gives the mapping 2 MiB pages depends on the filesystem
-// and on how the file is cached, so only the report's shape is checked: whole
-// 2 MiB pages, never more than the mapping. The file is written, flushed and
-// dropped from the page cache first, so on a filesystem with large folios the
-// mapping's own read builds them (printed for the record).
+// and on how the file is cached: the report is whole 2 MiB pages, never more
+// than the mapping, and where a bare mapping gets 2 MiB pages (the probe) at
+// least half the file is on them, allowing for memory too fragmented at the
+// moment for some 2 MiB folios. The file is written, flushed and dropped from
+// the page cache first, so on a filesystem with large folios the mapping's
+// own read builds them (printed for the record).
 TEST(MappedFileTest, HugePageShareIsWholePagesWithinTheMapping) {
     TempFile f("tessera-huge");
     const size_t size = 8u << 20;
@@ -93,6 +109,8 @@ TEST(MappedFileTest, HugePageShareIsWholePagesWithinTheMapping) {
     EXPECT_LE(huge, size);
     EXPECT_EQ(huge % (2u << 20), 0u) << huge;
     std::printf("[mapped file] %zu of %zu bytes on 2 MiB pages\n", huge, size);
+    if (!kernel_gives_fresh_files_huge_pages()) GTEST_SKIP() << kNoHugePages;
+    EXPECT_GE(huge, size / 2);
 }
 
 // A file sitting in the page cache as written (small folios) is read back
@@ -119,6 +137,9 @@ TEST(MappedFileTest, FileCachedAsWrittenIsReadBackOnHugePages) {
     EXPECT_EQ(as_written->data()[size - 1], 'x');
     std::printf("[mapped file] as written: %zu, freshly read: %zu of %zu bytes on 2 MiB pages\n",
                 as_written->huge_page_bytes(), read_fresh->huge_page_bytes(), size);
+    if (!kernel_gives_fresh_files_huge_pages()) GTEST_SKIP() << kNoHugePages;
+    EXPECT_GE(read_fresh->huge_page_bytes(), size / 2);
+    EXPECT_GE(as_written->huge_page_bytes(), size / 2);
 }
 
 // Overwriting a loaded model's tensor data in place (MAP_PRIVATE shows other
@@ -144,21 +165,7 @@ TEST(MappedFileTest, WeightsOverwrittenInPlaceAfterLoadDoNotCrash) {
     }
     close(fd);
 
-    // The single-sequence path: either tokens in range or a clear error.
-    ThreadPool pool(2);
-    GenerateOptions options;
-    options.max_tokens = 8;
-    options.ignore_eos = true;
     const std::vector<int32_t> prompt = tokenizer->encode("The capital of France is", {.add_special = true});
-    auto result = generate(**model, *tokenizer, prompt, options, pool, [](std::string_view) { return true; });
-    if (result.ok()) {
-        for (int32_t id : result->tokens) {
-            EXPECT_GE(id, 0);
-            EXPECT_LT(id, tokenizer->n_vocab());
-        }
-    } else {
-        EXPECT_NE(result.error().find("logits"), std::string::npos) << result.error();
-    }
 
     // The serving engine: the request ends (error or not), the engine lives on.
     auto engine = Engine::start(**model, *tokenizer, EngineOptions{.threads = 2});

@@ -7,7 +7,6 @@
 #include <map>
 
 #include "engine/engine.h"
-#include "engine/generate.h"
 
 namespace tessera {
 namespace {
@@ -66,21 +65,18 @@ protected:
         return r;
     }
 
-    // The same request run through the single-sequence path. The model runs
-    // one forward at a time: call this only while the engine is idle.
+    // The same request run alone: a fresh engine with no prefix cache and
+    // room for one sequence, so nothing is batched, cached or preempted. The
+    // model runs one forward at a time: call this only while other engines
+    // are idle.
     std::string reference(const GenerationRequest& r) {
-        GenerateOptions o;
-        o.max_tokens = r.max_tokens;
-        o.sampling = r.sampling;
-        o.stop = r.stop;
-        ThreadPool pool(2);
-        std::string out;
-        auto res = generate(*model_, *tokenizer_, r.prompt, o, pool, [&](std::string_view t) {
-            out += t;
-            return true;
-        });
-        EXPECT_TRUE(res.ok());
-        return out;
+        auto alone = Engine::start(*model_, *tokenizer_, EngineOptions{.threads = 2, .max_seqs = 1, .prefix_cache = false});
+        EXPECT_TRUE(alone.ok()) << alone.error();
+        if (!alone.ok()) return {};
+        auto h = (*alone)->submit(r);
+        EXPECT_TRUE(h.ok()) << h.error();
+        if (!h.ok()) return {};
+        return collect(**h).text[0];
     }
 
     static Model* model_;

@@ -82,7 +82,7 @@ std::vector<float> teacher_forced_logits(Model& model, const nlohmann::json& c, 
     const auto prompt = c["prompt_tokens"].get<std::vector<int32_t>>();
     const auto expected = c["tokens"].get<std::vector<int32_t>>();
     KvCache cache = model.make_kv_cache(static_cast<int64_t>(prompt.size() + expected.size() + 1), kv_types);
-    SequenceKv seq;
+    SoloSequence seq(cache);
     std::vector<float> first, rest;
     EXPECT_TRUE(model.forward(cache, seq, prompt, false, first, pool).ok());
     if (expected.size() > 1) {
@@ -128,7 +128,7 @@ bool free_run_matches(Model& model, const nlohmann::json& c, const std::set<int3
     const auto prompt = c["prompt_tokens"].get<std::vector<int32_t>>();
     const auto expected = c["tokens"].get<std::vector<int32_t>>();
     KvCache cache = model.make_kv_cache(static_cast<int64_t>(prompt.size() + expected.size() + 1), KvTypes{});
-    SequenceKv seq;
+    SoloSequence seq(cache);
     std::vector<float> logits;
     if (!model.forward(cache, seq, prompt, false, logits, pool).ok()) return false;
     for (size_t step = 0; step < expected.size(); ++step) {

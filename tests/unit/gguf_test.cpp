@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
+#include "fixtures.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 
@@ -147,12 +147,11 @@ TEST(Gguf, CustomAlignmentIsHonoured) {
     EXPECT_EQ(file->find_tensor("b")->offset, 64u);
 }
 
-std::string fixture_dir() { return std::string(TESSERA_SOURCE_DIR) + "/../shared/fixtures/vocab/"; }
-
 TEST(Gguf, LoadsVocabOnlyFixtures) {
-    if (!std::filesystem::exists(fixture_dir())) GTEST_SKIP() << "no ../shared/fixtures";
+    const std::string vocab_dir = test::vocab_fixtures_dir();
+    TESSERA_REQUIRE_FIXTURE(vocab_dir);
     for (const char* name : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf"}) {
-        auto file = GgufFile::open(fixture_dir() + name);
+        auto file = GgufFile::open(vocab_dir + name);
         ASSERT_TRUE(file.ok()) << name << ": " << file.error();
         EXPECT_TRUE(file->tensors().empty());
         auto tokens = file->get_string_array("tokenizer.ggml.tokens");

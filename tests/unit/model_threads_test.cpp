@@ -18,7 +18,7 @@ namespace {
 std::vector<float> run(Model& model, int n_threads) {
     ThreadPool pool(n_threads);
     KvCache cache = model.make_kv_cache(128);
-    SequenceKv seq;
+    SoloSequence seq(cache);
     std::vector<int32_t> prompt(45);  // 45: odd, and ranges of 15 / 22 / 23 tokens per thread
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(100 + 37 * i);
     std::vector<float> all, logits;

@@ -5,6 +5,8 @@
 // running out of blocks fails cleanly and release returns every block.
 #include "sched/block_tables.h"
 
+#include "model/kv_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -30,9 +32,13 @@ float stored(const KvCache& cache, const Sequence& s, int64_t pos) {
     return reinterpret_cast<const float*>(kv.v_pool + slot * kv.v_row_bytes)[0];
 }
 
-// Runs n tokens of s: ensure, store each position, commit.
+// Runs n tokens of s the way the engine does: ensure, apply the copies,
+// store each position, commit.
 bool run(BlockTables& t, KvCache& cache, Sequence& s, int64_t n) {
-    if (!t.ensure(s, s.n_computed + n)) return false;
+    std::vector<SlotCopy> copies;
+    const bool ok = t.ensure(s, s.n_computed + n, copies);
+    for (const SlotCopy& c : copies) cache.copy_slots(c.src, c.dst, c.n);
+    if (!ok) return false;
     for (int64_t p = s.n_computed; p < s.n_computed + n; ++p) store(cache, s, p, static_cast<float>(p + 1));
     s.n_computed += n;
     return true;
@@ -40,7 +46,7 @@ bool run(BlockTables& t, KvCache& cache, Sequence& s, int64_t n) {
 
 TEST(BlockTablesTest, ShortLastRunLivesInAHalfBlockUntilItGrows) {
     KvCache cache = small_cache(8);
-    BlockTables tables(cache, [] { return false; });
+    BlockTables tables(cache.blocks(), kBs, [] { return false; });
     Sequence s;
     for (int64_t n = 1; n <= 50; ++n) {
         ASSERT_TRUE(run(tables, cache, s, 1));
@@ -59,7 +65,7 @@ TEST(BlockTablesTest, ShortLastRunLivesInAHalfBlockUntilItGrows) {
 
 TEST(BlockTablesTest, TwoShortTailsShareOneBlock) {
     KvCache cache = small_cache(4);
-    BlockTables tables(cache, [] { return false; });
+    BlockTables tables(cache.blocks(), kBs, [] { return false; });
     Sequence a, b;
     ASSERT_TRUE(run(tables, cache, a, 20));  // a whole block and a half
     ASSERT_TRUE(run(tables, cache, b, 3));   // the other half
@@ -74,7 +80,7 @@ TEST(BlockTablesTest, TwoShortTailsShareOneBlock) {
 TEST(BlockTablesTest, ForksCopyASharedRunBeforeWritingIt) {
     for (int64_t prompt : {5, 13, 16, 21}) {  // half tail, whole tail, full last run, whole + half
         KvCache cache = small_cache(8);
-        BlockTables tables(cache, [] { return false; });
+        BlockTables tables(cache.blocks(), kBs, [] { return false; });
         Sequence a;
         ASSERT_TRUE(run(tables, cache, a, prompt));
         Sequence b = a;
@@ -97,11 +103,12 @@ TEST(BlockTablesTest, ForksCopyASharedRunBeforeWritingIt) {
 TEST(BlockTablesTest, RunningOutFailsAndTheTableStaysValid) {
     KvCache cache = small_cache(2);
     int evictions = 0;
-    BlockTables tables(cache, [&] { return ++evictions, false; });
+    BlockTables tables(cache.blocks(), kBs, [&] { return ++evictions, false; });
     Sequence a, b;
     ASSERT_TRUE(run(tables, cache, a, 24));  // one block and a half
     ASSERT_TRUE(run(tables, cache, b, 8));   // the other half
-    EXPECT_FALSE(tables.ensure(a, 25));      // the half cannot grow: no whole block left
+    std::vector<SlotCopy> copies;
+    EXPECT_FALSE(tables.ensure(a, 25, copies));      // the half cannot grow: no whole block left
     EXPECT_GT(evictions, 0);
     EXPECT_TRUE(a.half_tail);
     for (int64_t p = 0; p < 24; ++p) EXPECT_EQ(stored(cache, a, p), static_cast<float>(p + 1));

@@ -1,5 +1,5 @@
-// A Scheduler driven without a model, the way the engine drives it, for the
-// sched_* tests: schedule, "forward" (nothing), commit, then one generated
+// A Scheduler driven without a model or K/V storage (a bare BlockPool), the
+// way the engine drives it, for the sched_* tests: schedule, "forward" (nothing), commit, then one generated
 // token per run that reached its end.
 #pragma once
 
@@ -25,17 +25,19 @@ inline Tokens prefix_then(int32_t n_prefix, int32_t n_suffix, int32_t suffix_see
 // scheduler).
 class Harness {
 public:
-    Harness(int n_blocks, SchedulerOptions o) : cache_(1, 1, 1, n_blocks, kBlock), sched_(cache_, o) {}
+    Harness(int n_blocks, SchedulerOptions o) : pool_(n_blocks), sched_(pool_, kBlock, o) {}
 
     Sequence& submit(Tokens prompt, int32_t max_new, uint64_t salt = 0) {
         Sequence& s = seqs_.emplace_back();
-        s.id = seqs_.size();
-        s.arrival = s.id;
-        s.n_prompt = static_cast<int64_t>(prompt.size());
-        s.tokens = std::move(prompt);
-        s.cache_salt = salt;
         max_new_.push_back(max_new);
-        sched_.add(&s);
+        sched_.add(&s, NewSequence{max_new_.size(), std::move(prompt), salt});
+        return s;
+    }
+
+    // A parallel choice of the running `parent` (same request, same limit).
+    Sequence& fork(const Sequence& parent) {
+        Sequence& s = seqs_.emplace_back();
+        sched_.fork(parent, &s);
         return s;
     }
 
@@ -72,18 +74,19 @@ public:
 
     bool blocks_all_back() {
         sched_.prefix_cache().clear();
-        return cache_.free_blocks() == cache_.n_blocks();
+        return pool_.n_free() == pool_.n_blocks();
     }
 
     Scheduler& sched() { return sched_; }
+    BlockPool& pool() { return pool_; }
     int64_t prefill_tokens() const { return prefill_tokens_; }
     int64_t preempted() const { return preempted_; }
 
 private:
-    KvCache cache_;
+    BlockPool pool_;  // block ids only: no K/V storage
     Scheduler sched_;
     std::deque<Sequence> seqs_;  // stable addresses
-    std::vector<int32_t> max_new_;
+    std::vector<int32_t> max_new_;  // by request id - 1
     int64_t prefill_tokens_ = 0;  // tokens of runs that started inside a prompt
     int64_t preempted_ = 0;
     int steps_ = 0;

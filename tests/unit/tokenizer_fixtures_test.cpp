@@ -4,20 +4,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "fixtures.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace tessera {
 namespace {
-
-const std::string kVocabDir = TESSERA_SOURCE_DIR "/../shared/fixtures/vocab/";
 
 std::string read_all(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
@@ -51,15 +49,12 @@ std::vector<Case> read_cases(const std::string& base) {
 
 class FixtureTest : public ::testing::TestWithParam<std::string> {
 protected:
-    void SetUp() override {
-        if (!std::filesystem::exists(kVocabDir)) {
-            GTEST_SKIP() << "fixture folder " << kVocabDir << " is absent";
-        }
-    }
+    void SetUp() override { TESSERA_REQUIRE_FIXTURE(vocab_dir_); }
+    const std::string vocab_dir_ = test::vocab_fixtures_dir();
 };
 
 TEST_P(FixtureTest, EveryCaseMatchesLlamaCpp) {
-    const std::string base = kVocabDir + "ggml-vocab-" + GetParam() + ".gguf";
+    const std::string base = vocab_dir_ + "ggml-vocab-" + GetParam() + ".gguf";
     auto gguf = GgufFile::open(base);
     ASSERT_TRUE(gguf.ok()) << gguf.error();
     auto tok = Tokenizer::from_gguf(*gguf);
@@ -80,7 +75,7 @@ TEST_P(FixtureTest, EveryCaseMatchesLlamaCpp) {
 // tests/golden/tokenizer/<name>.jsonl: 1,200 strings from
 // tools/gen_tokenizer_golden.py, tokenized by llama.cpp (see the first line).
 TEST_P(FixtureTest, GoldenCorpusMatchesLlamaCpp) {
-    auto gguf = GgufFile::open(kVocabDir + "ggml-vocab-" + GetParam() + ".gguf");
+    auto gguf = GgufFile::open(vocab_dir_ + "ggml-vocab-" + GetParam() + ".gguf");
     ASSERT_TRUE(gguf.ok()) << gguf.error();
     auto tok = Tokenizer::from_gguf(*gguf);
     ASSERT_TRUE(tok.ok()) << tok.error();
@@ -117,8 +112,9 @@ TEST_P(FixtureTest, GoldenCorpusMatchesLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(Vocabs, FixtureTest, ::testing::Values("gpt-2", "llama-spm"));
 
 TEST(FixtureVocab, SpecialIdsAndFlags) {
-    if (!std::filesystem::exists(kVocabDir)) GTEST_SKIP() << kVocabDir << " is absent";
-    auto spm_file = GgufFile::open(kVocabDir + "ggml-vocab-llama-spm.gguf");
+    const std::string vocab_dir = test::vocab_fixtures_dir();
+    TESSERA_REQUIRE_FIXTURE(vocab_dir);
+    auto spm_file = GgufFile::open(vocab_dir + "ggml-vocab-llama-spm.gguf");
     ASSERT_TRUE(spm_file.ok()) << spm_file.error();
     auto spm = Tokenizer::from_gguf(*spm_file);
     ASSERT_TRUE(spm.ok()) << spm.error();
@@ -140,7 +136,7 @@ TEST(FixtureVocab, SpecialIdsAndFlags) {
     EXPECT_EQ(spm->encode("</s>", {.parse_special = true}), std::vector<int32_t>({2}));
     EXPECT_NE(spm->encode("</s>", {}), std::vector<int32_t>({2}));
 
-    auto bpe_file = GgufFile::open(kVocabDir + "ggml-vocab-gpt-2.gguf");
+    auto bpe_file = GgufFile::open(vocab_dir + "ggml-vocab-gpt-2.gguf");
     ASSERT_TRUE(bpe_file.ok()) << bpe_file.error();
     auto bpe = Tokenizer::from_gguf(*bpe_file);
     ASSERT_TRUE(bpe.ok()) << bpe.error();

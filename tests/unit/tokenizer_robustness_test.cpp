@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "fixtures.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/tokenizer.h"
@@ -18,8 +18,6 @@
 
 namespace tessera {
 namespace {
-
-const std::string kVocabDir = TESSERA_SOURCE_DIR "/../shared/fixtures/vocab/";
 
 bool sanitized_build() { return std::getenv("TESSERA_SANITIZED") != nullptr; }
 
@@ -36,8 +34,9 @@ void expect_ids_in_range(const Tokenizer& t, const std::vector<int32_t>& ids) {
 class HostileText : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        if (!std::filesystem::exists(kVocabDir)) GTEST_SKIP() << kVocabDir << " is absent";
-        auto gguf = GgufFile::open(kVocabDir + "ggml-vocab-" + GetParam() + ".gguf");
+        const std::string vocab_dir = test::vocab_fixtures_dir();
+        TESSERA_REQUIRE_FIXTURE(vocab_dir);
+        auto gguf = GgufFile::open(vocab_dir + "ggml-vocab-" + GetParam() + ".gguf");
         ASSERT_TRUE(gguf.ok()) << gguf.error();
         auto tok = Tokenizer::from_gguf(*gguf);
         ASSERT_TRUE(tok.ok()) << tok.error();

@@ -1,0 +1,330 @@
+// JSON Schema -> GBNF: one rule per schema node (named r<N>), shared
+// primitive rules emitted once, $ref targets named before their body is
+// compiled so recursion closes. Nesting is bounded by GrammarLimits.
+#include "grammar/json_schema.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "grammar/gbnf.h"
+
+namespace tessera {
+namespace {
+
+using json = nlohmann::ordered_json;  // properties keep their listed order
+
+const char* kPrimitives = R"(json-char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+json-string ::= "\"" json-char* "\""
+json-integer ::= "-"? ("0" | [1-9] [0-9]*)
+json-number ::= json-integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+json-boolean ::= "true" | "false"
+json-null ::= "null"
+json-value ::= json-object | json-array | json-string | json-number | json-boolean | json-null
+json-object ::= "{" ( json-string ":" json-value ( "," json-string ":" json-value )* )? "}"
+json-array ::= "[" ( json-value ( "," json-value )* )? "]"
+)";
+
+// A GBNF literal matching exactly these bytes.
+std::string literal(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7F) {
+            static const char* hex = "0123456789ABCDEF";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+const std::set<std::string>& annotations() {
+    static const std::set<std::string> a{"title", "description", "default", "examples", "$schema", "$id",
+                                         "$comment", "$defs", "definitions", "deprecated", "readOnly", "writeOnly"};
+    return a;
+}
+
+class SchemaCompiler {
+public:
+    SchemaCompiler(const json& root, const GrammarLimits& limits) : root_(root), limits_(limits) {}
+
+    Expected<std::string> run() {
+        std::string top;
+        TS_ASSIGN_OR_RETURN(top, node(root_, "#", 0));
+        return "root ::= " + top + "\n" + rules_ + kPrimitives;
+    }
+
+private:
+    std::string fresh() { return "r" + std::to_string(next_++); }
+    void emit(const std::string& name, const std::string& body) { rules_ += name + " ::= " + body + "\n"; }
+
+    Status unsupported(const std::string& keyword, const std::string& where) const {
+        return Status::error("unsupported JSON Schema keyword '" + keyword + "' at " + where);
+    }
+
+    // A GBNF expression (usually a rule name) for the schema at `where`.
+    Expected<std::string> node(const json& s, const std::string& where, size_t depth) {
+        if (depth > limits_.max_nesting) return Status::error("JSON Schema nested too deeply at " + where);
+        if (++n_nodes_ > limits_.max_rules) return Status::error("JSON Schema too large");
+        if (s.is_boolean()) {
+            if (s.get<bool>()) return std::string("json-value");
+            return Status::error("schema 'false' at " + where + " matches nothing");
+        }
+        if (!s.is_object()) return Status::error("schema at " + where + " is not an object or boolean");
+        static const std::set<std::string> known{"type", "properties", "required", "additionalProperties", "items",
+                                                 "minItems", "maxItems", "minLength", "maxLength", "enum", "const",
+                                                 "anyOf", "oneOf", "$ref", "minimum", "maximum",
+                                                 "exclusiveMinimum", "exclusiveMaximum"};
+        for (const auto& [key, value] : s.items()) {
+            if (!known.count(key) && !annotations().count(key)) return unsupported(key, where);
+        }
+        if (s.contains("$ref")) return ref(s.at("$ref"), where, depth);
+        if (s.contains("const")) return literal(s.at("const").dump());
+        if (s.contains("enum")) return one_of_values(s.at("enum"), where);
+        if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, where, depth);
+        std::vector<std::string> types;
+        if (s.contains("type")) {
+            const json& t = s.at("type");
+            if (t.is_string()) types.push_back(t.get<std::string>());
+            else if (t.is_array()) for (const auto& x : t) types.push_back(x.is_string() ? x.get<std::string>() : "");
+            else return Status::error("'type' at " + where + " must be a string or a list");
+        } else if (s.contains("properties") || s.contains("additionalProperties")) {
+            types.push_back("object");
+        } else if (s.contains("items")) {
+            types.push_back("array");
+        } else if (s.contains("minLength") || s.contains("maxLength")) {
+            types.push_back("string");
+        } else {
+            return std::string("json-value");
+        }
+        std::string alts;
+        for (const auto& t : types) {
+            std::string e;
+            TS_ASSIGN_OR_RETURN(e, typed(s, t, where, depth));
+            alts += (alts.empty() ? "" : " | ") + e;
+        }
+        const std::string name = fresh();
+        emit(name, alts);
+        return name;
+    }
+
+    Expected<std::string> typed(const json& s, const std::string& type, const std::string& where, size_t depth) {
+        if (type == "string") return string_rule(s, where);
+        if (type == "integer") return integer_rule(s, where);
+        if (type == "number") {
+            for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
+                if (s.contains(k)) {
+                    return Status::error("unsupported JSON Schema keyword '" + std::string(k) + "' on a number at " + where);
+                }
+            }
+            return std::string("json-number");
+        }
+        if (type == "boolean") return std::string("json-boolean");
+        if (type == "null") return std::string("json-null");
+        if (type == "array") return array_rule(s, where, depth);
+        if (type == "object") return object_rule(s, where, depth);
+        return Status::error("unknown type '" + type + "' at " + where);
+    }
+
+    Expected<uint32_t> bound(const json& s, const char* key, uint32_t fallback, const std::string& where) const {
+        if (!s.contains(key)) return fallback;
+        const json& v = s.at(key);
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > limits_.max_repetition) {
+            return Status::error("'" + std::string(key) + "' at " + where + " must be an integer in [0, " +
+                                 std::to_string(limits_.max_repetition) + "]");
+        }
+        return static_cast<uint32_t>(v.get<uint64_t>());
+    }
+
+    static std::string repeat(const std::string& e, uint32_t min, uint32_t max, bool unbounded) {
+        if (unbounded) return min == 0 ? e + "*" : (min == 1 ? e + "+" : e + "{" + std::to_string(min) + ",}");
+        return e + "{" + std::to_string(min) + "," + std::to_string(max) + "}";
+    }
+
+    // Bounds on integers, so far only the simple ones: a lower bound of 0 or
+    // 1 (inclusive, or exclusive of -1 / 0) and no upper bound.
+    Expected<std::string> integer_rule(const json& s, const std::string& where) {
+        for (const char* k : {"maximum", "exclusiveMaximum"}) {
+            if (s.contains(k)) return unsupported(k, where);
+        }
+        if (!s.contains("minimum") && !s.contains("exclusiveMinimum")) return std::string("json-integer");
+        const bool exclusive = s.contains("exclusiveMinimum");
+        const json& v = s.at(exclusive ? "exclusiveMinimum" : "minimum");
+        if (s.contains("minimum") && exclusive) {
+            return Status::error("'minimum' together with 'exclusiveMinimum' at " + where + " is not supported");
+        }
+        if (!v.is_number_integer()) return unsupported(exclusive ? "exclusiveMinimum" : "minimum", where);
+        const int64_t lowest = v.get<int64_t>() + (exclusive ? 1 : 0);
+        if (lowest == 0) return std::string("(\"0\" | [1-9] [0-9]*)");
+        if (lowest == 1) return std::string("([1-9] [0-9]*)");
+        return Status::error("integer minimum " + std::to_string(lowest) + " at " + where +
+                             " is not supported (only 0 or 1 so far)");
+    }
+
+    Expected<std::string> string_rule(const json& s, const std::string& where) {
+        uint32_t min = 0, max = 0;
+        TS_ASSIGN_OR_RETURN(min, bound(s, "minLength", 0, where));
+        TS_ASSIGN_OR_RETURN(max, bound(s, "maxLength", 0, where));
+        const bool unbounded = !s.contains("maxLength");
+        if (!unbounded && max < min) return Status::error("maxLength below minLength at " + where);
+        if (min == 0 && unbounded) return std::string("json-string");
+        return "\"\\\"\" " + repeat("json-char", min, max, unbounded) + " \"\\\"\"";
+    }
+
+    Expected<std::string> array_rule(const json& s, const std::string& where, size_t depth) {
+        std::string item = "json-value";
+        if (s.contains("items")) TS_ASSIGN_OR_RETURN(item, node(s.at("items"), where + "/items", depth + 1));
+        uint32_t min = 0, max = 0;
+        TS_ASSIGN_OR_RETURN(min, bound(s, "minItems", 0, where));
+        TS_ASSIGN_OR_RETURN(max, bound(s, "maxItems", 0, where));
+        const bool unbounded = !s.contains("maxItems");
+        if (!unbounded && max < min) return Status::error("maxItems below minItems at " + where);
+        if (!unbounded && max == 0) return std::string("\"[]\"");
+        const uint32_t more_min = min == 0 ? 0 : min - 1;
+        const std::string list = item + " " + repeat("(\",\" " + item + ")", more_min, unbounded ? 0 : max - 1, unbounded);
+        return "\"[\" " + (min == 0 ? "(" + list + ")?" : list) + " \"]\"";
+    }
+
+    // Properties in order; each optional one may be left out, with commas
+    // only between those present: rule after_i[first] covers properties i..n.
+    Expected<std::string> object_rule(const json& s, const std::string& where, size_t depth) {
+        std::vector<std::pair<std::string, std::string>> props;  // key literal + value, name
+        std::set<std::string> required;
+        if (s.contains("required")) {
+            if (!s.at("required").is_array()) return Status::error("'required' at " + where + " must be a list");
+            for (const auto& r : s.at("required")) if (r.is_string()) required.insert(r.get<std::string>());
+        }
+        std::vector<bool> optional;
+        if (s.contains("properties")) {
+            if (!s.at("properties").is_object()) return Status::error("'properties' at " + where + " must be an object");
+            for (const auto& [key, sub] : s.at("properties").items()) {
+                std::string v;
+                TS_ASSIGN_OR_RETURN(v, node(sub, where + "/properties/" + key, depth + 1));
+                props.emplace_back(literal(json(key).dump()) + " \":\" " + v, key);
+                optional.push_back(!required.count(key));
+            }
+        }
+        for (const auto& r : required) {
+            bool found = false;
+            for (const auto& p : props) found = found || p.second == r;
+            if (!found) return Status::error("required property '" + r + "' at " + where + " is not in 'properties'");
+        }
+        std::string extra;  // one additional key/value pair, or empty when none are allowed
+        if (s.contains("additionalProperties") && !(s.at("additionalProperties").is_boolean() &&
+                                                    !s.at("additionalProperties").get<bool>())) {
+            std::string v;
+            TS_ASSIGN_OR_RETURN(v, node(s.at("additionalProperties"), where + "/additionalProperties", depth + 1));
+            extra = "json-string \":\" " + v;
+        }
+        // tail[first]: what may follow the last listed property.
+        std::string next_first = extra.empty() ? "\"\"" : "(" + extra + " (\",\" " + extra + ")*)?";
+        std::string next_more = extra.empty() ? "\"\"" : "(\",\" " + extra + ")*";
+        for (size_t i = props.size(); i-- > 0;) {
+            const std::string first = fresh(), more = fresh();
+            const std::string& kv = props[i].first;
+            emit(first, kv + " " + next_more + (optional[i] ? " | " + next_first : ""));
+            emit(more, "\",\" " + kv + " " + next_more + (optional[i] ? " | " + next_more : ""));
+            next_first = first;
+            next_more = more;
+        }
+        return "\"{\" " + next_first + " \"}\"";
+    }
+
+    Expected<std::string> one_of_values(const json& values, const std::string& where) {
+        if (!values.is_array() || values.empty()) return Status::error("'enum' at " + where + " must be a non-empty list");
+        std::string alts;
+        for (const auto& v : values) alts += (alts.empty() ? "" : " | ") + literal(v.dump());
+        const std::string name = fresh();
+        emit(name, alts);
+        return name;
+    }
+
+    Expected<std::string> alternatives(const json& s, const std::string& where, size_t depth) {
+        if (s.contains("type") || s.contains("properties") || s.contains("items")) {
+            return Status::error("anyOf/oneOf next to other constraints at " + where + " is not supported");
+        }
+        const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
+        const json& list = s.at(key);
+        if (!list.is_array() || list.empty()) return Status::error(std::string("'") + key + "' at " + where + " must be a non-empty list");
+        std::string alts;
+        for (size_t i = 0; i < list.size(); ++i) {
+            std::string e;
+            TS_ASSIGN_OR_RETURN(e, node(list[i], where + "/" + key + "/" + std::to_string(i), depth + 1));
+            alts += (alts.empty() ? "" : " | ") + e;
+        }
+        const std::string name = fresh();
+        emit(name, alts);
+        return name;
+    }
+
+    Expected<std::string> ref(const json& r, const std::string& where, size_t depth) {
+        if (!r.is_string()) return Status::error("'$ref' at " + where + " must be a string");
+        const std::string path = r.get<std::string>();
+        auto known = refs_.find(path);
+        if (known != refs_.end()) return known->second;
+        const json* target = nullptr;
+        if (path == "#") {
+            target = &root_;
+        } else {
+            for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
+                const std::string p(prefix);
+                if (path.rfind(p, 0) != 0) continue;
+                const std::string container = p.substr(2, p.size() - 3);
+                const std::string name = path.substr(p.size());
+                if (root_.contains(container) && root_.at(container).is_object() && root_.at(container).contains(name)) {
+                    target = &root_.at(container).at(name);
+                }
+            }
+        }
+        if (target == nullptr) return Status::error("'$ref' at " + where + ": cannot resolve '" + path + "'");
+        const std::string name = fresh();  // named first: a recursive reference finds it
+        refs_.emplace(path, name);
+        std::string body;
+        TS_ASSIGN_OR_RETURN(body, node(*target, path, depth + 1));
+        emit(name, body);
+        return name;
+    }
+
+    const json& root_;
+    GrammarLimits limits_;
+    std::string rules_;
+    std::map<std::string, std::string> refs_;
+    size_t next_ = 0;
+    size_t n_nodes_ = 0;
+};
+
+}  // namespace
+
+Expected<std::string> json_schema_to_gbnf(std::string_view schema_json, const GrammarLimits& limits) {
+    if (schema_json.size() > limits.max_source_bytes) {
+        return Status::error("JSON Schema too large: over " + std::to_string(limits.max_source_bytes) + " bytes");
+    }
+    const json schema = json::parse(schema_json, nullptr, /*allow_exceptions=*/false);
+    if (schema.is_discarded()) return Status::error("JSON Schema is not valid JSON");
+    return SchemaCompiler(schema, limits).run();
+}
+
+Expected<Grammar> compile_json_schema(std::string_view schema_json, const GrammarLimits& limits) {
+    std::string gbnf;
+    TS_ASSIGN_OR_RETURN(gbnf, json_schema_to_gbnf(schema_json, limits));
+    GrammarLimits generated = limits;
+    generated.max_source_bytes = std::max(limits.max_source_bytes, gbnf.size());  // the schema's size was checked
+    return parse_gbnf(gbnf, generated);
+}
+
+Grammar json_object_grammar() {
+    auto g = parse_gbnf(std::string("root ::= json-object\n") + kPrimitives);
+    TS_CHECK(g.ok());
+    return std::move(*g);
+}
+
+}  // namespace tessera

@@ -1,0 +1,131 @@
+// tessera's token masks against llguidance's on SmolLM2's vocabulary
+// (tests/golden/grammar/, made by tools/gen_grammar_golden.py; GBNF grammars
+// and compact JSON Schemas): the same
+// random token walks replayed, every step's allowed set compared by size and
+// hash (and id ranges where stored). Needs TESSERA_MODEL for the vocabulary.
+//
+// One documented difference: where the grammar forces a run of bytes (a
+// literal with no alternative), llguidance allows only the canonical
+// tokenization of the forced bytes (its "forced tokens"), so its mask there
+// has one token. tessera allows every token that is a prefix of the forced
+// bytes, as plain masked decoding does (jump-forward, later, will pick the
+// canonical tokens). At such steps the test checks that the oracle's token is
+// among tessera's, and counts them.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
+#include "grammar/token_mask.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tessera {
+namespace {
+
+const char* kGolden = TESSERA_SOURCE_DIR "/tests/golden/grammar/smollm2_gbnf_masks.jsonl";
+
+// The hash the generator uses: FNV-1a 64 over the sorted ids as 4 LE bytes each.
+std::string mask_hash(const std::vector<int32_t>& ids) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (int32_t id : ids) {
+        for (int k = 0; k < 4; ++k) {
+            h ^= (static_cast<uint32_t>(id) >> (8 * k)) & 0xFF;
+            h *= 0x100000001B3ull;
+        }
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+void expect_same_mask(const std::vector<int32_t>& ids, const nlohmann::json& want, const std::string& where) {
+    EXPECT_EQ(ids.size(), want.at("n").get<size_t>()) << where;
+    EXPECT_EQ(mask_hash(ids), want.at("h").get<std::string>()) << where;
+    if (!want.contains("r")) return;
+    std::vector<int32_t> expected;
+    for (const auto& r : want.at("r")) {
+        for (int32_t id = r[0].get<int32_t>(); id <= r[1].get<int32_t>(); ++id) expected.push_back(id);
+    }
+    EXPECT_EQ(ids, expected) << where;
+}
+
+TEST(GrammarGolden, MasksEqualLlguidance) {
+    const char* path = std::getenv("TESSERA_MODEL");
+    if (path == nullptr || *path == '\0') GTEST_SKIP() << "TESSERA_MODEL not set";
+    auto gguf = GgufFile::open(path);
+    ASSERT_TRUE(gguf.ok()) << gguf.error();
+    auto tok = Tokenizer::from_gguf(*gguf);
+    ASSERT_TRUE(tok.ok()) << tok.error();
+
+    std::ifstream f(kGolden);
+    std::string line;
+    ASSERT_TRUE(std::getline(f, line)) << "cannot read " << kGolden;
+    const auto meta = nlohmann::json::parse(line).at("meta");
+    ASSERT_EQ(meta.at("n_vocab").get<int32_t>(), tok->n_vocab());
+    std::vector<std::string> pieces;
+    for (int32_t id = 0; id < tok->n_vocab(); ++id) pieces.push_back(tok->token_to_piece(id));
+    const TokenVocabulary vocab(std::move(pieces), meta.at("eog").get<std::vector<int32_t>>());
+
+    size_t n_cases = 0, n_masks = 0, n_forced = 0, n_hits = 0;
+    double seconds = 0;
+    std::vector<double> times;
+    while (std::getline(f, line)) {
+        const auto c = nlohmann::json::parse(line);
+        const std::string label = c.at("name").get<std::string>() + " seed " + std::to_string(c.at("seed").get<int>());
+        auto g = c.contains("schema") ? compile_json_schema(c.at("schema").get<std::string>())
+                                      : parse_gbnf(c.at("gbnf").get<std::string>());
+        ASSERT_TRUE(g.ok()) << label << ": " << g.error();
+        GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
+        const auto& tokens = c.at("tokens");
+        const auto& masks = c.at("masks");
+        TokenMask mask;
+        TokenMaskCache cache;  // masks come through the cache, so the oracle checks it too
+        for (size_t step = 0; step < masks.size(); ++step) {
+            const auto t0 = std::chrono::steady_clock::now();
+            cache.compute(m, vocab, mask);
+            times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            seconds += times.back();
+            std::vector<int32_t> ids;
+            for (int32_t id = 0; id < vocab.n_tokens(); ++id) {
+                if (mask_has(mask, id)) ids.push_back(id);
+            }
+            const auto& want = masks[step];
+            ++n_masks;
+            int next_bytes = 0;
+            for (uint64_t w : m.allowed_bytes().bits) next_bytes += std::popcount(w);
+            if (next_bytes == 1 && want.at("n").get<size_t>() == 1 && ids.size() > 1) {
+                // Forced bytes: the oracle keeps only the canonical token.
+                EXPECT_TRUE(mask_has(mask, want.at("r")[0][0].get<int32_t>())) << label << " step " << step;
+                ++n_forced;
+            } else {
+                expect_same_mask(ids, want, label + " step " + std::to_string(step));
+            }
+            if (step < tokens.size()) {
+                const std::string& bytes = vocab.bytes(tokens[step].get<int32_t>());
+                ASSERT_TRUE(m.advance(std::string_view(bytes))) << label << " step " << step;
+            }
+        }
+        ++n_cases;
+        n_hits += cache.hits();
+    }
+    EXPECT_GE(n_cases, 10u);
+    std::sort(times.begin(), times.end());
+    std::printf("grammar golden: %zu walks, %zu masks, %zu equal to llguidance's, %zu forced steps (see top); "
+                "%zu from the cache; per mask: mean %.0f us, median %.0f us, p99 %.0f us\n",
+                n_cases, n_masks, n_masks - n_forced, n_forced, n_hits, seconds / static_cast<double>(n_masks) * 1e6,
+                times[times.size() / 2] * 1e6, times[times.size() * 99 / 100] * 1e6);
+}
+
+}  // namespace
+}  // namespace tessera
