@@ -17,9 +17,12 @@ namespace {
 void exercise_tokenizer(const tessera::GgufFile& file) {
     auto tok = tessera::Tokenizer::from_gguf(file);
     if (!tok) return;
-    const std::vector<int32_t> ids = tok->encode("Hello world, <|im_start|>x\xff", true, true);
-    (void)tok->decode(ids, true);
-    for (int32_t id : {-1, 0, tok->n_vocab() - 1, tok->n_vocab()}) (void)tok->token_to_piece(id, true);
+    const std::vector<int32_t> ids =
+        tok->encode("Hello world, <|im_start|>x\xff", {.add_special = true, .parse_special = true});
+    (void)tok->decode(ids, {.render_special = true});
+    for (int32_t id : {-1, 0, tok->n_vocab() - 1, tok->n_vocab()}) {
+        (void)tok->token_to_piece(id, {.render_special = true});
+    }
 }
 
 }  // namespace

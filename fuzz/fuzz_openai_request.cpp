@@ -21,7 +21,7 @@ namespace {
 
 struct Fixture {
     tessera::Tokenizer tokenizer;
-    std::string chat_template = tessera::chatml_template();
+    tessera::ChatTemplate chat_template{tessera::chatml_template(), "<|endoftext|>", "<|endoftext|>"};
 };
 
 Fixture load_fixture() {
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tessera::Json body;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     if (tessera::parse_json_object(text, limits.max_json_depth, body)) return 0;
-    const tessera::PromptContext ctx{&fx.tokenizer, &fx.chat_template, "<|endoftext|>", "<|endoftext|>", 256};
+    const tessera::PromptContext ctx{&fx.tokenizer, &fx.chat_template, 256, tessera::RequestLimits{}};
     tessera::ParsedRequest out;
     std::optional<tessera::ApiError> err;
     if (data[0] & 2) {
@@ -67,7 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // An accepted request must be one the engine can run.
     const auto n_prompt = static_cast<int64_t>(out.gen.prompt.size());
     if (n_prompt < 1 || out.gen.max_tokens < 1 || n_prompt + out.gen.max_tokens > ctx.max_context) std::abort();
-    if (out.gen.n < 1 || out.gen.n > limits.max_n || out.gen.stop.size() > limits.max_stop) std::abort();
+    // The engine checks limits and sampling consistency once, on submit; the
+    // parser's field ranges must never let through what it would refuse.
+    if (!ctx.limits.check(out.gen).ok() || !out.gen.sampling.validate(fx.tokenizer.n_vocab()).ok()) std::abort();
     for (int32_t id : out.gen.prompt) {
         if (id < 0 || id >= fx.tokenizer.n_vocab()) std::abort();
     }

@@ -48,15 +48,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     opts.limits = tight_limits();
     opts.now_epoch_seconds = 1700000000;
     if (data[0] & 1) {
+        auto messages = tessera::parse_chat_json(text, "messages");
+        if (!messages) return 0;
         tessera::ChatRenderInput in;
-        in.messages_json = text;
-        in.tools_json = (data[0] & 2) ? R"([{"type": "function", "function": {"name": "g"}}])" : "";
+        in.messages = std::move(*messages);
+        if (data[0] & 2) {
+            in.tools = *tessera::parse_chat_json(R"([{"type": "function", "function": {"name": "g"}}])", "tools");
+        }
         in.add_generation_prompt = (data[0] & 4) != 0;
-        in.bos_token = "<s>";
-        in.eos_token = "</s>";
         in.now_epoch_seconds = opts.now_epoch_seconds;
-        (void)tessera::render_chat((data[0] & 8) ? tessera::chatml_template() : std::string(kLoopTemplate), in,
-                                   opts.limits);
+        const tessera::ChatTemplate chat((data[0] & 8) ? tessera::chatml_template() : std::string(kLoopTemplate), "<s>",
+                                         "</s>", opts.limits);
+        (void)chat.render(std::move(in));
         return 0;
     }
     auto tmpl = tessera::Template::parse(text, opts.limits);

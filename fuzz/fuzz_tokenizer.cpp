@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t flags = data[0];
     const tessera::Tokenizer& tok = tokenizers()[flags % tokenizers().size()];
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-    const std::vector<int32_t> ids = tok.encode(text, (flags & 2) != 0, (flags & 4) != 0);
+    const std::vector<int32_t> ids =
+        tok.encode(text, {.add_special = (flags & 2) != 0, .parse_special = (flags & 4) != 0});
     for (int32_t id : ids) {
         if (id < 0 || id >= tok.n_vocab()) std::abort();  // encode must only produce vocabulary ids
     }
@@ -54,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<int32_t> raw((size - 1) / 4);
     if (!raw.empty()) std::memcpy(raw.data(), data + 1, raw.size() * 4);
     const bool render_special = (flags & 8) != 0;
-    const std::string whole = tok.decode(raw, render_special);
-    tessera::IncrementalDetokenizer detok(tok, render_special, (flags & 16) != 0);
+    const std::string whole = tok.decode(raw, {.render_special = render_special});
+    tessera::IncrementalDetokenizer detok(tok, {.render_special = render_special, .sequence_start = (flags & 16) != 0});
     std::string streamed;
     for (int32_t id : raw) streamed += detok.push(id);
     streamed += detok.flush();

@@ -91,14 +91,15 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, con
 }
 
 Expected<std::vector<int32_t>> LoadedModel::chat_prompt(const std::string& messages_json) const {
+    auto messages = parse_chat_json(messages_json, "messages");
+    if (!messages) return messages.status();
     ChatRenderInput in;
-    in.messages_json = messages_json;
-    in.bos_token = chat_template.bos;
-    in.eos_token = chat_template.eos;
-    auto text = render_chat(chat_template.source, in);
+    in.messages = std::move(*messages);
+    // Compiled per turn: a CLI conversation renders a few times a minute.
+    auto text = ChatTemplate(chat_template.source, chat_template.bos, chat_template.eos).render(std::move(in));
     if (!text) return text.status();
     // The template writes bos itself where the model wants it.
-    return tokenizer->encode(*text, false, true);
+    return tokenizer->encode(*text, {.parse_special = true});
 }
 
 std::optional<GenerationStats> generate_to_stdout(LoadedModel& loaded, GenerationRequest request, const char* command,

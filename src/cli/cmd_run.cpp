@@ -40,7 +40,7 @@ int cmd_run(int argc, char** argv) {
         }
         tokens = std::move(*rendered);
     } else {
-        tokens = loaded->tokenizer->encode(prompt, true, parse_special);
+        tokens = loaded->tokenizer->encode(prompt, {.add_special = true, .parse_special = parse_special});
     }
     return generate_to_stdout(*loaded, std::move(flags.request), "run") ? 0 : 1;
 }

@@ -18,7 +18,7 @@
 #include "cli/kv_type_flags.h"
 #include "kernels/dot_kernels.h"
 #include "template/builtin_templates.h"
-#include "template/template.h"
+#include "template/chat_render.h"
 #include "server/http_server.h"
 
 namespace tessera {
@@ -104,7 +104,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->check(CLI::Range(0.0, 86400.0));
 }
 
-// --chat-template: a built-in name, else a file; either way it must parse.
+// --chat-template: a built-in name, else a file (load_and_serve checks that it compiles).
 Expected<std::string> load_chat_template(const std::string& name_or_path) {
     std::string source;
     if (auto builtin = builtin_chat_template(name_or_path)) {
@@ -114,7 +114,6 @@ Expected<std::string> load_chat_template(const std::string& name_or_path) {
         if (!text) return Status::error(text.error() + " (nor is it a built-in name: " + builtin_chat_template_names() + ")");
         source = std::move(*text);
     }
-    if (auto parsed = Template::parse(source); !parsed) return Status::error(name_or_path + ": " + parsed.error());
     return source;
 }
 
@@ -211,13 +210,24 @@ int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
     if (!loaded->chat_template.warning.empty()) {
         std::fprintf(stderr, "tessera serve: warning: %s\n", loaded->chat_template.warning.c_str());
     }
+    // Compiled once; every chat request renders with it.
+    const ChatTemplate chat_template(loaded->chat_template.source, loaded->chat_template.bos,
+                                     loaded->chat_template.eos);
+    if (!chat_template.compile_status().ok()) {
+        const std::string& why = chat_template.compile_status().message();
+        if (!f.chat_template.empty()) {  // asked for by name: refuse to start
+            std::fprintf(stderr, "tessera serve: --chat-template: %s: %s\n", f.chat_template.c_str(), why.c_str());
+            return 1;
+        }
+        std::fprintf(stderr, "tessera serve: warning: the model's chat template does not compile, so chat requests "
+                             "will fail (text completions work): %s\n", why.c_str());
+    }
     auto engine = Engine::start(*loaded->model, *loaded->tokenizer, f.engine);
     if (!engine) {
         std::fprintf(stderr, "tessera serve: %s\n", engine.error().c_str());
         return 1;
     }
-    const ServingModel serving_model{engine->get(), loaded->chat_template.source, loaded->chat_template.bos,
-                                     loaded->chat_template.eos};
+    const ServingModel serving_model{engine->get(), &chat_template};
     server.set_model(&serving_model);
     print_startup(f, **engine);
     serving.join();  // until stop(); HTTP threads are gone before the engine and model go

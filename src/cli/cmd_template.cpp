@@ -72,30 +72,35 @@ int cmd_template(int argc, char** argv) {
         source = *text;
     }
 
-    ChatRenderInput in;
-    in.messages_json = kDemoMessages;
+    std::string messages_text = kDemoMessages;
     if (!messages_path.empty()) {
         auto text = read_text(messages_path);
         if (!text) {
             std::fprintf(stderr, "tessera template: %s\n", text.error().c_str());
             return 1;
         }
-        in.messages_json = *text;
+        messages_text = std::move(*text);
     }
+    ChatRenderInput in;
+    auto messages = parse_chat_json(messages_text, "messages");
+    if (!messages) {
+        std::fprintf(stderr, "tessera template: %s\n", messages.error().c_str());
+        return 1;
+    }
+    in.messages = std::move(*messages);
     if (!tools_path.empty()) {
         auto text = read_text(tools_path);
-        if (!text) {
-            std::fprintf(stderr, "tessera template: %s\n", text.error().c_str());
+        auto tools = text ? parse_chat_json(*text, "tools") : Expected<nlohmann::ordered_json>(text.status());
+        if (!tools) {
+            std::fprintf(stderr, "tessera template: %s\n", tools.error().c_str());
             return 1;
         }
-        in.tools_json = *text;
+        in.tools = std::move(*tools);
     }
     in.add_generation_prompt = !no_generation_prompt;
-    in.bos_token = bos;
-    in.eos_token = eos;
     if (*now_opt) in.now_epoch_seconds = now;
 
-    auto rendered = render_chat(source, in);
+    auto rendered = ChatTemplate(source, bos, eos).render(std::move(in));
     if (!rendered) {
         std::fprintf(stderr, "tessera template: %s\n", rendered.error().c_str());
         return 1;

@@ -37,7 +37,7 @@ int cmd_tokenize(int argc, char** argv) {
     }
     const std::string text((std::istreambuf_iterator<char>(std::cin)),
                            std::istreambuf_iterator<char>());
-    const auto ids = tokenizer->encode(text, !no_bos, parse_special);
+    const auto ids = tokenizer->encode(text, {.add_special = !no_bos, .parse_special = parse_special});
     std::string line;
     for (size_t i = 0; i < ids.size(); ++i) {
         if (i > 0) line += ' ';

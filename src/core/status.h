@@ -1,6 +1,7 @@
 // Error values for untrusted input. Code that parses files, requests or
 // templates returns Status / Expected<T> instead of throwing or aborting, so a
-// bad input becomes a message for the user and never a crash.
+// bad input becomes a message for the user and never a crash. Each error has
+// a kind, so callers branch on what went wrong, never on the message text.
 #pragma once
 
 #include <cstdio>
@@ -11,17 +12,33 @@
 
 namespace tessera {
 
+// What kind of failure a Status is; the server maps each to one HTTP status
+// (server/api_error.cpp).
+enum class ErrorKind {
+    Ok,               // not an error
+    InvalidArgument,  // the input is malformed or out of range (the default)
+    NotFound,         // a named thing (model, file, route) does not exist
+    LimitExceeded,    // the input is well-formed but over a configured limit
+    Overloaded,       // too much work queued now; retrying later may succeed
+    Unavailable,      // shutting down, still loading, or the model file changed
+    Internal,         // a bug or an unexpected failure inside tessera
+};
+
 class Status {
 public:
     Status() = default;
-    static Status error(std::string message) { return Status(std::move(message)); }
+    static Status error(std::string message) { return Status(ErrorKind::InvalidArgument, std::move(message)); }
+    static Status error(ErrorKind kind, std::string message) { return Status(kind, std::move(message)); }
 
-    bool ok() const { return !failed_; }
+    bool ok() const { return kind_ == ErrorKind::Ok; }
+    ErrorKind kind() const { return kind_; }
     const std::string& message() const { return message_; }
 
 private:
-    explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-    bool failed_ = false;
+    // An error built with kind Ok is a caller bug; it stays an error (Internal).
+    Status(ErrorKind kind, std::string message)
+        : kind_(kind == ErrorKind::Ok ? ErrorKind::Internal : kind), message_(std::move(message)) {}
+    ErrorKind kind_ = ErrorKind::Ok;
     std::string message_;
 };
 
@@ -35,7 +52,7 @@ public:
     Expected(T value) : v_(std::move(value)) {}
     Expected(Status status) : v_(std::move(status)) {
         if (std::get<Status>(v_).ok()) {
-            v_ = Status::error("internal error: Expected built from an ok Status");
+            v_ = Status::error(ErrorKind::Internal, "internal error: Expected built from an ok Status");
         }
     }
 

@@ -22,8 +22,6 @@
 namespace tessera {
 namespace {
 
-constexpr const char* kOverloaded = "server overloaded: ";
-
 // An idle engine woken by one request waits for the rest of its burst before
 // the first step: clients that finish together come back together, and a
 // step started on the first few arrivals makes the others wait a whole step
@@ -49,10 +47,6 @@ int64_t kv_blocks_for(const ModelConfig& c, const EngineOptions& o) {
 }
 
 }  // namespace
-
-bool is_overloaded(const Status& status) {
-    return !status.ok() && status.message().rfind(kOverloaded, 0) == 0;
-}
 
 class Engine::Impl {
 public:
@@ -141,18 +135,17 @@ private:
 
 Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest request) {
     const int32_t n_vocab = model_.config().n_vocab;
-    if (model_damaged()) return Status::error(model_.file_changed_message());
+    if (model_damaged()) return Status::error(ErrorKind::Unavailable, model_.file_changed_message());
     if (request.prompt.empty()) return Status::error("the prompt is empty");
     for (int32_t t : request.prompt) {
         if (t < 0 || t >= n_vocab) return Status::error("prompt token id " + std::to_string(t) + " is out of range");
     }
     if (static_cast<int64_t>(request.prompt.size()) >= max_context_) {
-        return Status::error("the prompt has " + std::to_string(request.prompt.size()) +
+        return Status::error(ErrorKind::LimitExceeded, "the prompt has " + std::to_string(request.prompt.size()) +
                              " tokens; the context holds " + std::to_string(max_context_));
     }
-    if (request.n < 1 || request.n > 128) return Status::error("n must be between 1 and 128");
+    TS_RETURN_IF_ERROR(options_.limits.check(request));
     if (request.max_tokens < 1) return Status::error("max_tokens must be at least 1");
-    if (request.top_logprobs > 20) return Status::error("top_logprobs must be at most 20");
     for (int32_t t : request.stop_token_ids) {
         if (t < 0 || t >= n_vocab) return Status::error("stop token id " + std::to_string(t) + " is out of range");
     }
@@ -161,11 +154,12 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
     auto state = std::make_shared<RequestState>();
     {
         std::lock_guard<std::mutex> lock(mu_);
-        if (stop_) return Status::error(std::string(kOverloaded) + "the engine is shutting down");
+        if (stop_) return Status::error(ErrorKind::Unavailable, "the engine is shutting down");
         const int64_t queued = static_cast<int64_t>(incoming_.size()) + metrics_.waiting.load();
         if (queued >= options_.max_waiting) {
             metrics_.requests_rejected.fetch_add(1, std::memory_order_relaxed);
-            return Status::error(std::string(kOverloaded) + std::to_string(queued) + " requests are waiting");
+            return Status::error(ErrorKind::Overloaded,
+                                 "server overloaded: " + std::to_string(queued) + " requests are waiting");
         }
         state->handle = std::make_shared<RequestHandle>(next_id_++, request.n);
         state->request = std::move(request);

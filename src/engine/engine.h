@@ -29,6 +29,7 @@ struct EngineOptions {
     int32_t max_waiting = 256;        // admission cap; past it submit() is refused
     int64_t max_context = 0;          // per-sequence limit; 0: model's n_ctx_train
     bool prefix_cache = true;
+    RequestLimits limits{};           // per-request caps (the server reads the same ones)
 };
 
 class Engine {
@@ -37,10 +38,10 @@ public:
     static Expected<std::unique_ptr<Engine>> start(Model& model, const Tokenizer& tokenizer, EngineOptions options);
     ~Engine();  // stops the thread; unfinished requests end with FinishReason::Cancelled
 
-    // Thread-safe. Errors: invalid request (message for a 400), the waiting
-    // queue is full (is_overloaded() tells, for a 429/503), or the model file
-    // changed on disk (model_damaged() tells, for a 503; every later submit
-    // fails so, until a restart).
+    // Thread-safe. Errors, by Status::kind(): InvalidArgument (a malformed
+    // request), LimitExceeded (over options().limits), Overloaded (the waiting
+    // queue is full), Unavailable (shutting down, or the model file changed
+    // on disk: model_damaged(); every later submit fails so, until a restart).
     Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
 
     const Tokenizer& tokenizer() const;
@@ -64,8 +65,5 @@ private:
     explicit Engine(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
-
-// True when a submit() error means "queue full" rather than "bad request".
-bool is_overloaded(const Status& status);
 
 }  // namespace tessera

@@ -6,9 +6,26 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "sample/sampling_params.h"
 
 namespace tessera {
+
+struct GenerationRequest;
+
+// Caps on what one request may ask for: the one source of truth for the
+// engine (Engine::submit enforces them) and the server (which reads them from
+// the engine to refuse a request naming the field, before any work).
+struct RequestLimits {
+    int32_t max_n = 16;              // choices per request
+    int32_t max_top_logprobs = 20;
+    size_t max_stop = 16;            // stop strings
+    size_t max_stop_bytes = 256;     // per stop string
+    size_t max_logit_bias = 1024;    // logit_bias entries
+
+    // LimitExceeded naming the first cap `r` is over; ok when within all.
+    Status check(const GenerationRequest& r) const;
+};
 
 struct GenerationRequest {
     std::vector<int32_t> prompt;       // already tokenized (template applied)
@@ -18,7 +35,7 @@ struct GenerationRequest {
     std::vector<std::string> stop;     // stop strings (never appear in output)
     std::vector<int32_t> stop_token_ids;
     int32_t n = 1;                     // choices; they share the prompt's KV blocks
-    int32_t top_logprobs = -1;         // -1: no logprobs; 0..20: sampled token + k alternatives
+    int32_t top_logprobs = -1;         // -1: no logprobs; 0..max_top_logprobs: sampled token + k alternatives
     uint64_t cache_salt = 0;           // prefix-cache isolation domain (e.g. per API key)
 };
 

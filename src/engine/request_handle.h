@@ -1,5 +1,8 @@
 // The thread-safe link between one request's consumer (an HTTP thread) and
-// the engine thread: a bounded event queue plus a cancel flag.
+// the engine thread: an event queue plus a cancel flag. The queue has no cap,
+// because the engine thread must never wait on a slow client; its length is
+// bounded by the request itself (at most one event per generated token plus
+// one final event per choice: n x (max_tokens + 1)).
 #pragma once
 
 #include <atomic>

@@ -12,17 +12,34 @@ Json ApiError::to_json() const {
     return Json{{"error", std::move(e)}};
 }
 
-ApiError bad_request(std::string param, std::string message, std::string code) {
-    return ApiError{400, std::move(message), "invalid_request_error", std::move(param), std::move(code)};
+ErrorKindReply reply_for_kind(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::InvalidArgument: return {400, "invalid_request_error", ""};
+        case ErrorKind::NotFound: return {404, "invalid_request_error", "not_found"};
+        case ErrorKind::LimitExceeded: return {400, "invalid_request_error", "limit_exceeded"};
+        case ErrorKind::Overloaded: return {429, "rate_limit_error", "rate_limit_exceeded"};
+        case ErrorKind::Unavailable: return {503, "server_error", "unavailable"};
+        case ErrorKind::Ok:  // not an error: a caller bug, answered as one
+        case ErrorKind::Internal: break;
+    }
+    return {500, "server_error", ""};
 }
 
-ApiError not_found(std::string message) {
-    return ApiError{404, std::move(message), "invalid_request_error", "", "not_found"};
+ApiError api_error(ErrorKind kind, std::string message, std::string param, std::string code) {
+    const ErrorKindReply r = reply_for_kind(kind);
+    return ApiError{r.http_status, std::move(message), r.type, std::move(param), code.empty() ? r.code : code};
 }
+
+ApiError api_error(const Status& status) { return api_error(status.kind(), status.message()); }
+
+ApiError bad_request(std::string param, std::string message, std::string code) {
+    return api_error(ErrorKind::InvalidArgument, std::move(message), std::move(param), std::move(code));
+}
+
+ApiError not_found(std::string message) { return api_error(ErrorKind::NotFound, std::move(message)); }
 
 ApiError model_not_found(const std::string& model) {
-    return ApiError{404, "The model '" + model + "' does not exist", "invalid_request_error", "model",
-                    "model_not_found"};
+    return api_error(ErrorKind::NotFound, "The model '" + model + "' does not exist", "model", "model_not_found");
 }
 
 ApiError unauthorized() {
@@ -34,17 +51,9 @@ ApiError headers_too_large(std::string message) {
     return ApiError{431, std::move(message), "invalid_request_error", "", "headers_too_large"};
 }
 
-ApiError overloaded(std::string message) {
-    return ApiError{429, std::move(message), "rate_limit_error", "", "rate_limit_exceeded"};
-}
+ApiError unavailable(std::string message) { return api_error(ErrorKind::Unavailable, std::move(message)); }
 
-ApiError unavailable(std::string message) {
-    return ApiError{503, std::move(message), "server_error", "", "unavailable"};
-}
-
-ApiError internal_error(std::string message) {
-    return ApiError{500, std::move(message), "server_error", "", ""};
-}
+ApiError internal_error(std::string message) { return api_error(ErrorKind::Internal, std::move(message)); }
 
 ApiError error_for_status(int http_status, const std::string& method, const std::string& path) {
     switch (http_status) {

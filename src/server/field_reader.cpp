@@ -24,8 +24,9 @@ std::optional<ApiError> parse_json_object(std::string_view body, int max_depth, 
     if (json_nesting_exceeds(body, max_depth)) {
         return bad_request("", "JSON body nests deeper than " + std::to_string(max_depth) + " levels");
     }
-    out = Json::parse(body, nullptr, false);
-    if (out.is_discarded()) return bad_request("", "Request body is not valid JSON");
+    std::optional<Json> parsed = parse_json(body);
+    if (!parsed) return bad_request("", "Request body is not valid JSON");
+    out = std::move(*parsed);
     if (!out.is_object()) return bad_request("", "Request body must be a JSON object");
     return std::nullopt;
 }

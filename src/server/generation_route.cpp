@@ -102,8 +102,8 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
     Submitted s;
     s.in_flight = std::make_unique<InFlight>(state);  // before the check, so drain() cannot miss this request
     if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
-    const PromptContext ctx{&model->engine->tokenizer(), &model->chat_template, model->bos_token, model->eos_token,
-                            model->engine->max_context()};
+    const PromptContext ctx{&model->engine->tokenizer(), model->chat_template, model->engine->max_context(),
+                            model->engine->options().limits};
     s.engine = model->engine;
     ParsedRequest& pr = s.request;
     auto err = kind == ApiKind::Completion ? parse_completion_request(body, ctx, state.options.limits, pr)
@@ -111,16 +111,11 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
     if (err) return error_reply(*err);
     if (!pr.model.empty() && !serves_model(state, pr.model)) return error_reply(model_not_found(pr.model));
     if (!pr.seed_given) pr.gen.sampling.seed = state.random_u64();
-    // Authentication already passed; the key picks the prefix-cache domain.
-    pr.gen.cache_salt = state.options.api_keys.check(req.authorization).value_or(0);
+    pr.gen.cache_salt = req.cache_salt;  // from the key the screen checked
     s.meta = ResponseMeta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
                           pr.model.empty() ? state.options.model_names.front() : pr.model, pr.gen.top_logprobs >= 0};
     auto handle = model->engine->submit(pr.gen);
-    if (!handle) {
-        if (is_overloaded(handle.status())) return error_reply(overloaded(handle.error()));
-        if (model->engine->model_damaged()) return error_reply(unavailable(handle.error()));
-        return error_reply(bad_request("", handle.error()));
-    }
+    if (!handle) return error_reply(api_error(handle.status()));
     s.handle = std::move(*handle);
     return s;
 }

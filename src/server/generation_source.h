@@ -20,7 +20,7 @@
 namespace tessera {
 
 inline TokenPieceFn piece_fn(const Tokenizer& tok) {
-    return [&tok](int32_t id) { return tok.token_to_piece(id, true); };
+    return [&tok](int32_t id) { return tok.token_to_piece(id, {.render_special = true}); };
 }
 
 inline void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {

@@ -23,6 +23,7 @@ struct HttpRequest {
     std::string origin;                // CORS: the Origin header, empty if absent
     std::string cors_request_headers;  // a preflight's Access-Control-Request-Headers
     std::string body;
+    uint64_t cache_salt = 0;  // the API key's prefix-cache domain, set by the routes' screen
 };
 
 // What a generation reply knows about its request, for the access log.

@@ -72,9 +72,9 @@ HttpReply handle_props(State& st) {
                             {"n_ctx", m->engine->max_context()},
                             {"total_slots", eo.max_seqs},
                             {"default_generation_settings", settings},
-                            {"chat_template", m->chat_template},
-                            {"bos_token", m->bos_token},
-                            {"eos_token", m->eos_token},
+                            {"chat_template", m->chat_template->source()},
+                            {"bos_token", m->chat_template->bos_token()},
+                            {"eos_token", m->chat_template->eos_token()},
                             {"build_info", "tessera"}});
 }
 
@@ -98,7 +98,7 @@ std::string tokens_body(const std::vector<int32_t>& ids, const Tokenizer& tok, b
             continue;
         }
         out += "{\"id\":" + std::to_string(ids[i]) + ",\"piece\":";
-        out += dump_json(Json(tok.token_to_piece(ids[i], true)));
+        out += dump_json(Json(tok.token_to_piece(ids[i], {.render_special = true})));
         out += '}';
     }
     out += "]}";
@@ -122,7 +122,8 @@ HttpReply handle_tokenize(State& st, const HttpRequest& req) {
     body = Json();  // the parsed copy of a large body goes before the token list grows
     const Tokenizer& tok = m->engine->tokenizer();
     HttpReply reply;
-    reply.body = tokens_body(tok.encode(content, add_special, parse_special), tok, with_pieces);
+    const std::vector<int32_t> ids = tok.encode(content, {.add_special = add_special, .parse_special = parse_special});
+    reply.body = tokens_body(ids, tok, with_pieces);
     return reply;
 }
 
@@ -190,12 +191,16 @@ const Route* find_route(const std::vector<Route>& table, const HttpRequest& req,
 // Everything that can be refused from the head alone is, before the body is
 // read: unknown route, wrong method, missing key, a compressed body (never
 // inflated: a small gzip body can expand a thousandfold).
-std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, const HttpRequest& head) {
+std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, HttpRequest& head) {
     if (st.cors.is_preflight(head)) return st.cors.preflight(head);  // browsers send no key with a preflight
     bool path_known = false;
     const Route* route = find_route(table, head, path_known);
     if (!route) return error_reply(error_for_status(path_known ? 405 : 404, head.method, head.path));
-    if (route->authed && !st.options.api_keys.check(head.authorization)) return error_reply(unauthorized());
+    if (route->authed) {
+        const std::optional<uint64_t> salt = st.options.api_keys.check(head.authorization);
+        if (!salt) return error_reply(unauthorized());
+        head.cache_salt = *salt;  // the key, checked once here, picks the prefix-cache domain
+    }
     if (!head.content_encoding.empty() && strcasecmp(head.content_encoding.c_str(), "identity") != 0) {
         return error_reply(error_for_status(415, head.method, head.path));
     }
@@ -223,7 +228,7 @@ bool serves_model(const State& st, const std::string& name) {
 HttpRoutes routes_for(State& st) {
     auto table = std::make_shared<const std::vector<Route>>(route_table(st.options));
     HttpRoutes routes;
-    routes.screen = [&st, table](const HttpRequest& head) {
+    routes.screen = [&st, table](HttpRequest& head) {
         auto refusal = screen(st, *table, head);
         if (refusal) st.cors.decorate(head, *refusal);  // so the browser lets the page read the error
         return refusal;

@@ -16,6 +16,7 @@
 #include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/openai_request.h"
+#include "template/chat_render.h"
 
 namespace tessera {
 
@@ -47,9 +48,7 @@ struct ServerOptions {
 // it alive until the server has stopped.
 struct ServingModel {
     Engine* engine = nullptr;
-    std::string chat_template;  // Jinja source
-    std::string bos_token;
-    std::string eos_token;
+    const ChatTemplate* chat_template = nullptr;  // compiled once, at load
 };
 
 class HttpServer {

@@ -20,7 +20,8 @@ struct ServerOptions;
 
 struct HttpRoutes {
     // After the head, before the body is read: a reply refuses the request.
-    std::function<std::optional<HttpReply>(const HttpRequest& head)> screen;
+    // What it learns from the head (the API key's cache salt) it records there.
+    std::function<std::optional<HttpReply>(HttpRequest& head)> screen;
     // The whole request, on a worker thread.
     std::function<HttpReply(HttpRequest& request)> handle;
     // Each request once answered (or abandoned), on the I/O thread; may be empty.

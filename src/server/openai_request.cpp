@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "server/field_reader.h"
-#include "template/chat_render.h"
 
 namespace tessera {
 namespace {
@@ -16,7 +15,7 @@ namespace {
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-void read_stop(FieldReader& r, const ProtocolLimits& limits, std::vector<std::string>& out) {
+void read_stop(FieldReader& r, const RequestLimits& limits, std::vector<std::string>& out) {
     const Json* v = r.ok() ? r.find("stop") : nullptr;
     if (!v) return;
     std::vector<std::string> stops;
@@ -42,7 +41,7 @@ void read_stop(FieldReader& r, const ProtocolLimits& limits, std::vector<std::st
     }
 }
 
-void read_logit_bias(FieldReader& r, const ProtocolLimits& limits, int32_t n_vocab,
+void read_logit_bias(FieldReader& r, const RequestLimits& limits, int32_t n_vocab,
                      std::vector<std::pair<int32_t, float>>& out) {
     const Json* v = r.ok() ? r.find("logit_bias") : nullptr;
     if (!v) return;
@@ -76,8 +75,8 @@ void read_stream(FieldReader& r, ParsedRequest& out) {
 }
 
 // Fields chat and completions share: sampling, n, stop, stream, ignore_eos.
-void read_common(FieldReader& r, const PromptContext& ctx, const ProtocolLimits& limits,
-                 ParsedRequest& out) {
+void read_common(FieldReader& r, const PromptContext& ctx, ParsedRequest& out) {
+    const RequestLimits& limits = ctx.limits;
     SamplingParams& s = out.gen.sampling;
     // OpenAI's defaults (plain sampling at temperature 1), not llama.cpp's.
     s.temperature = 1.0f;
@@ -192,10 +191,9 @@ std::optional<ApiError> apply_max_tokens(const MaxTokens& m, const PromptContext
 std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const char* prompt_param,
                                const MaxTokens& m, ParsedRequest& out) {
     if (!r.ok()) return r.error();
-    if (auto err = apply_max_tokens(m, ctx, prompt_param, out)) return err;
-    Status st = out.gen.sampling.validate(ctx.tokenizer->n_vocab());
-    if (!st.ok()) return bad_request("", st.message());
-    return std::nullopt;
+    // Sampling parameters are range-checked field by field above; their
+    // consistency (SamplingParams::validate) is checked once, by Engine::submit.
+    return apply_max_tokens(m, ctx, prompt_param, out);
 }
 
 std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx, const MaxTokens& m,
@@ -205,27 +203,21 @@ std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx
     if (!messages->is_array() || messages->empty()) {
         return bad_request("messages", "'messages' must be a non-empty list of messages");
     }
-    for (const Json& m : *messages) {
-        if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
-            return bad_request("messages", "each message must be an object with a string 'role'");
-        }
-    }
+    // Each message's shape is checked once, by the chat template's render.
     ChatRenderInput in;
-    in.messages_json = dump_json(*messages);
+    in.messages = *messages;  // the parsed body's own values, key order kept
     if (const Json* tools = r.find("tools")) {
         if (!tools->is_array()) return bad_request("tools", "'tools' must be a list");
-        in.tools_json = dump_json(*tools);
+        in.tools = *tools;
     }
     r.boolean("add_generation_prompt", in.add_generation_prompt);
     if (!r.ok()) return r.error();
-    in.bos_token = ctx.bos_token;
-    in.eos_token = ctx.eos_token;
-    auto text = render_chat(*ctx.chat_template, in);
+    auto text = ctx.chat_template->render(std::move(in));
     if (!text) return bad_request("messages", "Chat template failed: " + text.error());
     // The rendered text, template additions included, is what gets encoded.
     if (auto err = check_prompt_bytes(text->size(), ctx, "messages", m)) return err;
     // The template writes BOS itself where the model wants it.
-    out.gen.prompt = ctx.tokenizer->encode(*text, false, true);
+    out.gen.prompt = ctx.tokenizer->encode(*text, {.parse_special = true});
     return std::nullopt;
 }
 
@@ -246,7 +238,7 @@ std::optional<ApiError> tokenize_prompt(const Json& prompt, const PromptContext&
     if (prompt.is_string()) {
         const std::string& text = prompt.get_ref<const std::string&>();
         if (auto err = check_prompt_bytes(text.size(), ctx, "prompt", m)) return err;
-        out = ctx.tokenizer->encode(text, true, true);
+        out = ctx.tokenizer->encode(text, {.add_special = true, .parse_special = true});
         return std::nullopt;
     }
     if (!prompt.is_array() || prompt.empty()) {
@@ -270,11 +262,11 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
                                            ParsedRequest& out) {
     out.kind = ApiKind::Chat;
     FieldReader r(body);
-    read_common(r, ctx, limits, out);
+    read_common(r, ctx, out);
     bool logprobs = false;
     int32_t top_logprobs = 0;
     r.boolean("logprobs", logprobs);
-    r.integer("top_logprobs", 0, limits.max_top_logprobs, top_logprobs);
+    r.integer("top_logprobs", 0, ctx.limits.max_top_logprobs, top_logprobs);
     if (r.ok() && r.find("top_logprobs") && !logprobs) {
         r.fail(bad_request("top_logprobs", "'top_logprobs' requires 'logprobs': true"));
     }
@@ -290,9 +282,9 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
                                                  const ProtocolLimits& limits, ParsedRequest& out) {
     out.kind = ApiKind::Completion;
     FieldReader r(body);
-    read_common(r, ctx, limits, out);
+    read_common(r, ctx, out);
     int32_t logprobs = -1;
-    r.integer("logprobs", 0, limits.max_top_logprobs, logprobs);
+    r.integer("logprobs", 0, ctx.limits.max_top_logprobs, logprobs);
     out.gen.top_logprobs = logprobs;
     bool echo = false;
     r.boolean("echo", echo);

@@ -10,17 +10,16 @@
 #include "engine/request.h"
 #include "server/api_error.h"
 #include "server/json_util.h"
+#include "template/chat_render.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tessera {
 
-// Caps on what one request may ask for; past them the request gets a 400.
+// Caps only the HTTP side has; past them the request gets a 400. What a
+// request may ask of the engine (n, logprobs, stop strings, logit_bias) is
+// capped by the engine's RequestLimits, which the parsers read from
+// PromptContext, so server and engine enforce the same numbers.
 struct ProtocolLimits {
-    int32_t max_n = 16;
-    int32_t max_top_logprobs = 20;
-    size_t max_stop = 16;
-    size_t max_stop_bytes = 256;
-    size_t max_logit_bias = 1024;
     int max_json_depth = 64;
     // Worst case a non-streamed response is built up in memory for:
     // n x max_tokens x (top_logprobs + 1 when logprobs are asked for). Past it
@@ -45,10 +44,9 @@ struct ParsedRequest {
 // What turning a request into tokens needs from the loaded model.
 struct PromptContext {
     const Tokenizer* tokenizer = nullptr;
-    const std::string* chat_template = nullptr;  // Jinja source
-    std::string bos_token;
-    std::string eos_token;
+    const ChatTemplate* chat_template = nullptr;  // compiled once per model
     int64_t max_context = 0;  // prompt + max_tokens must fit
+    RequestLimits limits;     // the engine's (EngineOptions::limits)
 };
 
 std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext& ctx, const ProtocolLimits& limits,

@@ -1,22 +1,14 @@
-// Chat rendering (see chat_render.h): validates the request JSON, normalises
-// message content, and renders with the variables transformers passes
+// Chat rendering (see chat_render.h): validates the messages, normalises
+// their content, and renders with the variables transformers passes
 // (messages, tools, documents, add_generation_prompt, bos_token, eos_token).
 #include "template/chat_render.h"
 
 #include <nlohmann/json.hpp>
 
-#include "template/template.h"
-
 namespace tessera {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Expected<Json> parse_json(const std::string& text, const char* what) {
-    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return Status::error(std::string(what) + " is not valid JSON");
-    return j;
-}
 
 // A list of text parts becomes one string; anything else is left for the template.
 Status normalize_content(Json& msg, size_t index) {
@@ -37,12 +29,10 @@ Status normalize_content(Json& msg, size_t index) {
     return ok_status();
 }
 
-Expected<Json> load_messages(const std::string& text) {
-    auto messages = parse_json(text, "messages");
-    if (!messages) return messages;
-    if (!messages->is_array()) return Status::error("messages must be a JSON array");
-    for (size_t i = 0; i < messages->size(); ++i) {
-        Json& msg = (*messages)[i];
+Status check_messages(Json& messages) {
+    if (!messages.is_array()) return Status::error("messages must be a JSON array");
+    for (size_t i = 0; i < messages.size(); ++i) {
+        Json& msg = messages[i];
         if (!msg.is_object()) return Status::error("message " + std::to_string(i) + " is not an object");
         if (!msg.contains("role") || !msg["role"].is_string()) {
             return Status::error("message " + std::to_string(i) + " has no string \"role\"");
@@ -53,35 +43,45 @@ Expected<Json> load_messages(const std::string& text) {
         }
         TS_RETURN_IF_ERROR(normalize_content(msg, i));
     }
-    return messages;
+    return ok_status();
 }
 
 }  // namespace
 
-Expected<std::string> render_chat(const std::string& template_src, const ChatRenderInput& in,
-                                  const TemplateLimits& limits) {
-    auto messages = load_messages(in.messages_json);
-    if (!messages) return messages.status();
-    Json tools;  // null: transformers passes tools=None when there are none
-    if (!in.tools_json.empty()) {
-        auto parsed = parse_json(in.tools_json, "tools");
-        if (!parsed) return parsed.status();
-        if (!parsed->is_array()) return Status::error("tools must be a JSON array");
-        tools = std::move(*parsed);
+Expected<Json> parse_chat_json(const std::string& text, const char* what) {
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::error(std::string(what) + " is not valid JSON");
+    return j;
+}
+
+ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token,
+                           const TemplateLimits& limits)
+    : source_(std::move(source)), bos_token_(std::move(bos_token)), eos_token_(std::move(eos_token)),
+      limits_(limits) {
+    auto compiled = Template::parse(source_, limits_);
+    if (compiled) {
+        compiled_.emplace(std::move(*compiled));
+    } else {
+        compile_status_ = compiled.status();
     }
-    auto tmpl = Template::parse(template_src, limits);
-    if (!tmpl) return tmpl.status();
+}
+
+Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
+    if (!compiled_) return compile_status_;
+    TS_RETURN_IF_ERROR(check_messages(in.messages));
+    // null: transformers passes tools=None when there are none
+    if (!in.tools.is_null() && !in.tools.is_array()) return Status::error("tools must be a JSON array");
     Json vars = Json::object();
-    vars["messages"] = std::move(*messages);
-    vars["tools"] = std::move(tools);
+    vars["messages"] = std::move(in.messages);
+    vars["tools"] = std::move(in.tools);
     vars["documents"] = nullptr;
     vars["add_generation_prompt"] = in.add_generation_prompt;
-    vars["bos_token"] = in.bos_token;
-    vars["eos_token"] = in.eos_token;
+    vars["bos_token"] = bos_token_;
+    vars["eos_token"] = eos_token_;
     RenderOptions options;
-    options.limits = limits;
+    options.limits = limits_;
     options.now_epoch_seconds = in.now_epoch_seconds;
-    return tmpl->render(vars, options);
+    return compiled_->render(vars, options);
 }
 
 std::string chatml_template() {

@@ -7,14 +7,13 @@
 
 namespace tessera {
 
-IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer& tokenizer, bool render_special,
-                                               bool sequence_start)
+IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer& tokenizer, const DetokenizerOptions& options)
     : tokenizer_(&tokenizer),
-      render_special_(render_special),
-      strip_next_space_(sequence_start && tokenizer.add_space_prefix()) {}
+      render_special_(options.render_special),
+      strip_next_space_(options.sequence_start && tokenizer.add_space_prefix()) {}
 
 std::string IncrementalDetokenizer::push(int32_t id) {
-    std::string_view piece = tokenizer_->token_to_piece(id, render_special_);
+    std::string_view piece = tokenizer_->token_to_piece(id, {.render_special = render_special_});
     if (strip_next_space_ && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
     strip_next_space_ = false;  // only the very first token, as in decode()
     pending_.append(piece);

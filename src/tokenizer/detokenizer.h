@@ -10,14 +10,23 @@ namespace tessera {
 
 class Tokenizer;
 
+// How ids become text; call as decode(ids, {.render_special = true}).
+struct DecodeOptions {
+    bool render_special = false;  // control and unknown tokens as their text, else ""
+};
+
+struct DetokenizerOptions {
+    bool render_special = false;  // as DecodeOptions
+    // The first pushed token begins the text, so it loses its SentencePiece
+    // leading space exactly as Tokenizer::decode does, and the chunks add up
+    // to decode()'s result. Off: the tokens continue a prompt, and every
+    // piece is emitted as is (llama.cpp's streaming).
+    bool sequence_start = false;
+};
+
 class IncrementalDetokenizer {
 public:
-    // By default the tokens continue a prompt, and every piece is emitted as is
-    // (llama.cpp's streaming). sequence_start = true: the first pushed token
-    // begins the text, so it loses its SentencePiece leading space exactly as
-    // Tokenizer::decode does, and the chunks add up to decode()'s result.
-    explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool render_special = false,
-                                    bool sequence_start = false);
+    explicit IncrementalDetokenizer(const Tokenizer& tokenizer, const DetokenizerOptions& options = {});
 
     // The text that became complete with this token (possibly empty).
     // Bytes that can never become valid UTF-8 are emitted as U+FFFD.

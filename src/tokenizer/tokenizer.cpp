@@ -135,12 +135,11 @@ void Tokenizer::init_max_token_bytes() {
     max_token_bytes_ = no_byte_dropped ? longest : 0;
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
-                                       bool parse_special) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
     std::vector<int32_t> out;
-    if (add_special && vocab_.add_bos() && vocab_.bos() != kNoToken) out.push_back(vocab_.bos());
+    if (options.add_special && vocab_.add_bos() && vocab_.bos() != kNoToken) out.push_back(vocab_.bos());
     bool prev_was_special = true;  // SentencePiece prefixes a space at the start
-    for (const Fragment& f : special_.split(vocab_, text, parse_special)) {
+    for (const Fragment& f : special_.split(vocab_, text, options.parse_special)) {
         if (f.token != kNoToken) {
             out.push_back(f.token);
             prev_was_special = true;
@@ -149,7 +148,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
         encode_raw(text.substr(f.begin, f.size), prev_was_special, out);
         prev_was_special = false;
     }
-    if (add_special && vocab_.add_eos() && vocab_.eos() != kNoToken) out.push_back(vocab_.eos());
+    if (options.add_special && vocab_.add_eos() && vocab_.eos() != kNoToken) out.push_back(vocab_.eos());
     return out;
 }
 
@@ -172,19 +171,19 @@ void Tokenizer::encode_raw(std::string_view raw, bool prev_was_special,
     }
 }
 
-const std::string& Tokenizer::token_to_piece(int32_t id, bool render_special) const {
+const std::string& Tokenizer::token_to_piece(int32_t id, const DecodeOptions& options) const {
     if (id < 0 || id >= n_vocab()) return empty_;
     const TokenType t = vocab_.type(id);
-    if (render_special && (t == TokenType::Control || t == TokenType::Unknown)) {
+    if (options.render_special && (t == TokenType::Control || t == TokenType::Unknown)) {
         return vocab_.text(id);
     }
     return pieces_[static_cast<size_t>(id)];
 }
 
-std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_special) const {
+std::string Tokenizer::decode(std::span<const int32_t> ids, const DecodeOptions& options) const {
     std::string out;
     for (size_t i = 0; i < ids.size(); ++i) {
-        std::string_view piece = token_to_piece(ids[i], render_special);
+        std::string_view piece = token_to_piece(ids[i], options);
         if (i == 0 && vocab_.add_space_prefix() && !piece.empty() && piece[0] == ' ') {
             piece.remove_prefix(1);
         }

@@ -23,6 +23,15 @@ namespace tessera {
 
 class GgufFile;
 
+// How encode() treats its text; call as encode(text, {.add_special = true}).
+struct EncodeOptions {
+    bool add_special = false;    // prepend BOS / append EOS where the vocabulary asks for them
+    // Text like "<|im_start|>" becomes that control token; otherwise it is
+    // tokenized as plain text (user-defined tokens are matched either way,
+    // as in llama.cpp).
+    bool parse_special = false;
+};
+
 // Immutable after construction: encode / decode / token_to_piece are const and
 // may be called from many threads at once.
 class Tokenizer {
@@ -30,23 +39,20 @@ public:
     static Expected<Tokenizer> from_gguf(const GgufFile& gguf);
     static Expected<Tokenizer> from_vocab(Vocab vocab);
 
-    // Text (any bytes) -> ids. add_special: prepend BOS / append EOS where the
-    // vocabulary asks for them. parse_special: text like "<|im_start|>" becomes
-    // that control token; otherwise it is tokenized as plain text
-    // (user-defined tokens are matched either way, as in llama.cpp).
-    // Byte-level BPE replaces each byte of invalid UTF-8 with U+FFFD first (as
-    // llama.cpp does); SentencePiece keeps the bytes via <0xXX> tokens.
-    std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+    // Text (any bytes) -> ids. Byte-level BPE replaces each byte of invalid
+    // UTF-8 with U+FFFD first (as llama.cpp does); SentencePiece keeps the
+    // bytes via <0xXX> tokens.
+    std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options) const;
 
     // The bytes a token stands for: byte-level decoded, U+2581 -> space,
-    // <0x41> -> "A". Control and unknown tokens give "" unless render_special,
+    // <0x41> -> "A". Control and unknown tokens give "" unless options.render_special,
     // in which case their text. Ids outside the vocabulary give "".
-    const std::string& token_to_piece(int32_t id, bool render_special = false) const;
+    const std::string& token_to_piece(int32_t id, const DecodeOptions& options = {}) const;
 
     // Concatenated pieces. Where the vocabulary adds a space prefix when
     // encoding, one leading space of the first token's piece is removed
     // (llama.cpp's detokenize with remove_special = false).
-    std::string decode(std::span<const int32_t> ids, bool render_special = false) const;
+    std::string decode(std::span<const int32_t> ids, const DecodeOptions& options = {}) const;
 
     // Every token encode() emits stands for at most this many bytes of its
     // input (the longest token's bytes; a special token's literal text), so

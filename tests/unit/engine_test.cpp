@@ -59,7 +59,7 @@ protected:
 
     GenerationRequest greedy(const std::string& prompt, int32_t max_tokens) {
         GenerationRequest r;
-        r.prompt = tokenizer_->encode(prompt, true, true);
+        r.prompt = tokenizer_->encode(prompt, {.add_special = true, .parse_special = true});
         r.sampling.temperature = 0.0f;
         r.max_tokens = max_tokens;
         return r;
@@ -243,7 +243,7 @@ TEST_F(EngineTest, RejectsBadRequestsAndOverload) {
     bad.prompt.push_back(1 << 30);
     auto r = (*engine)->submit(bad);
     ASSERT_FALSE(r.ok());
-    EXPECT_FALSE(is_overloaded(r.status()));
+    EXPECT_EQ(r.status().kind(), ErrorKind::InvalidArgument);
     int overloaded = 0;
     std::vector<std::shared_ptr<RequestHandle>> held;
     for (int k = 0; k < 50; ++k) {
@@ -251,7 +251,7 @@ TEST_F(EngineTest, RejectsBadRequestsAndOverload) {
         if (h.ok()) {
             held.push_back(*h);
         } else {
-            EXPECT_TRUE(is_overloaded(h.status())) << h.error();
+            EXPECT_EQ(h.status().kind(), ErrorKind::Overloaded) << h.error();
             ++overloaded;
         }
     }

@@ -44,7 +44,7 @@ Tokenizer tiny_tokenizer() {
 
 class ServerProtocol : public ::testing::Test {
 protected:
-    ServerProtocol() : tok_(tiny_tokenizer()), template_(chatml_template()) {
+    ServerProtocol() : tok_(tiny_tokenizer()), template_(chatml_template(), "", "") {
         ctx_.tokenizer = &tok_;
         ctx_.chat_template = &template_;
         ctx_.max_context = 512;
@@ -77,7 +77,7 @@ protected:
     }
 
     Tokenizer tok_;
-    std::string template_;
+    ChatTemplate template_;
     PromptContext ctx_;
     ProtocolLimits limits_;
 };
@@ -89,7 +89,7 @@ TEST_F(ServerProtocol, ChatRendersTemplateAndAppliesOpenAiDefaults) {
     EXPECT_EQ(out.kind, ApiKind::Chat);
     EXPECT_EQ(out.model, "m");
     const std::string text = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
-    EXPECT_EQ(out.gen.prompt, tok_.encode(text, false, true));
+    EXPECT_EQ(out.gen.prompt, tok_.encode(text, {.parse_special = true}));
     EXPECT_EQ(out.gen.prompt.front(), kImStart);
     EXPECT_FLOAT_EQ(out.gen.sampling.temperature, 1.0f);
     EXPECT_FLOAT_EQ(out.gen.sampling.top_p, 1.0f);
@@ -105,7 +105,7 @@ TEST_F(ServerProtocol, ChatRendersTemplateAndAppliesOpenAiDefaults) {
 TEST_F(ServerProtocol, ChatWithoutGenerationPromptEndsAfterLastMessage) {
     ParsedRequest out;
     ASSERT_FALSE(chat({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"add_generation_prompt", false}}, out));
-    EXPECT_EQ(out.gen.prompt, tok_.encode("<|im_start|>user\nhi<|im_end|>\n", false, true));
+    EXPECT_EQ(out.gen.prompt, tok_.encode("<|im_start|>user\nhi<|im_end|>\n", {.parse_special = true}));
 }
 
 TEST_F(ServerProtocol, EveryFieldReachesTheGenerationRequest) {
@@ -237,7 +237,7 @@ TEST_F(ServerProtocol, CompletionAcceptsStringsAndTokenIds) {
     ParsedRequest out;
     ASSERT_FALSE(completion({{"prompt", "abc"}, {"max_tokens", 4}, {"logprobs", 3}}, out));
     EXPECT_EQ(out.kind, ApiKind::Completion);
-    EXPECT_EQ(out.gen.prompt, tok_.encode("abc", true, true));
+    EXPECT_EQ(out.gen.prompt, tok_.encode("abc", {.add_special = true, .parse_special = true}));
     EXPECT_EQ(out.gen.top_logprobs, 3);
     EXPECT_EQ(out.gen.max_tokens, 4);
 
@@ -252,7 +252,7 @@ TEST_F(ServerProtocol, CompletionAcceptsStringsAndTokenIds) {
 
     ParsedRequest one;
     ASSERT_FALSE(completion({{"prompt", {"xy"}}}, one));
-    EXPECT_EQ(one.gen.prompt, tok_.encode("xy", true, true));
+    EXPECT_EQ(one.gen.prompt, tok_.encode("xy", {.add_special = true, .parse_special = true}));
 }
 
 TEST_F(ServerProtocol, CompletionErrors) {
@@ -292,7 +292,7 @@ TEST_F(ServerProtocol, HugePromptIsRefusedFromItsLengthWithoutEncoding) {
     EXPECT_TRUE(out.gen.prompt.empty());
     // And it takes less time than encoding a sixteenth of the prompt.
     const auto encode_start = std::chrono::steady_clock::now();
-    const size_t n = tok_.encode(std::string_view(huge).substr(0, huge.size() / 16), true, true).size();
+    const size_t n = tok_.encode(std::string_view(huge).substr(0, huge.size() / 16), {.add_special = true, .parse_special = true}).size();
     const auto encode = std::chrono::steady_clock::now() - encode_start;
     EXPECT_EQ(n, huge.size() / 16);
     EXPECT_LT(refuse, encode);
@@ -386,6 +386,33 @@ TEST_F(ServerProtocol, StrongNegativeBiasOnEveryTokenIsAllowed) {
     ParsedRequest out;
     // -100 is a strong bias, not a ban; the request is valid.
     EXPECT_FALSE(completion({{"prompt", "a"}, {"logit_bias", bias}}, out));
+}
+
+// The body is parsed once into ordered JSON and the messages and tools are
+// handed to the template as parsed: a tool schema's keys reach the prompt in
+// the order the client wrote them.
+TEST_F(ServerProtocol, ToolSchemaKeyOrderReachesThePrompt) {
+    const ChatTemplate t("{{ tools | tojson }}{% for m in messages %}{{ m.content }}{% endfor %}", "", "");
+    PromptContext ctx = ctx_;
+    ctx.chat_template = &t;
+    Json body;
+    ASSERT_FALSE(parse_json_object(R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function",)"
+                                   R"( "function": {"name": "f", "parameters": {"type": "object", "properties":)"
+                                   R"( {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}}]})",
+                                   64, body));
+    ParsedRequest out;
+    auto err = parse_chat_request(body, ctx, limits_, out);
+    ASSERT_FALSE(err) << err->message;
+    const std::string expected =
+        R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": )"
+        R"({"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}}]hi)";
+    EXPECT_EQ(out.gen.prompt, tok_.encode(expected, {.parse_special = true}));
+}
+
+TEST(ServerJsonBody, KeepsKeyOrderAndTheLastOfARepeatedKey) {
+    Json out;
+    ASSERT_FALSE(parse_json_object(R"({"z": 1, "a": {"y": [1, {"c": 0, "b": 1}], "x": null}, "z": 3, "m": 2})", 8, out));
+    EXPECT_EQ(dump_json(out), R"({"z":3,"a":{"y":[1,{"c":0,"b":1}],"x":null},"m":2})");
 }
 
 TEST(ServerJsonBody, RejectsMalformedDeepAndNonObjectBodies) {

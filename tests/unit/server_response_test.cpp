@@ -144,7 +144,7 @@ TEST(ServerError, OpenAiErrorBody) {
     EXPECT_TRUE(none.to_json()["error"]["param"].is_null());
     EXPECT_EQ(error_for_status(413, "POST", "/x").http_status, 413);
     EXPECT_EQ(error_for_status(405, "GET", "/v1/completions").to_json()["error"]["code"], "method_not_allowed");
-    EXPECT_EQ(overloaded("full").http_status, 429);
+    EXPECT_EQ(api_error(ErrorKind::Overloaded, "full").http_status, 429);
     EXPECT_EQ(unauthorized().http_status, 401);
 }
 

@@ -21,7 +21,7 @@ HttpRequest head(std::string method, std::string path, std::string authorization
     return r;
 }
 
-int refused_with(const HttpRoutes& routes, const HttpRequest& h) {
+int refused_with(const HttpRoutes& routes, HttpRequest h) {
     const auto reply = routes.screen(h);
     return reply ? reply->status : 0;
 }

@@ -48,13 +48,12 @@ TEST(TemplateGolden, AllChatTemplatesMatchJinja2) {
         for (const Json& c : golden["cases"]) {
             ++total;
             ChatRenderInput in;
-            in.messages_json = c["messages"].dump();
-            in.tools_json = c["tools"].is_null() ? "" : c["tools"].dump();
+            in.messages = c["messages"];
+            in.tools = c["tools"];
             in.add_generation_prompt = c["add_generation_prompt"].get<bool>();
-            in.bos_token = c["bos_token"].get<std::string>();
-            in.eos_token = c["eos_token"].get<std::string>();
             in.now_epoch_seconds = golden["now"].get<int64_t>();
-            auto got = render_chat(tmpl, in);
+            const ChatTemplate chat(tmpl, c["bos_token"].get<std::string>(), c["eos_token"].get<std::string>());
+            auto got = chat.render(std::move(in));
             const std::string where = golden["template_name"].get<std::string>() + " / " + c["name"].get<std::string>();
             if (c.contains("error")) {
                 ++expected_errors;

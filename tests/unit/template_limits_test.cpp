@@ -110,34 +110,71 @@ TEST(TemplateRender, VariablesMustBeAnObject) {
     EXPECT_FALSE(t->render(nlohmann::ordered_json::array()).ok());
 }
 
+nlohmann::ordered_json json_of(const std::string& text) {
+    auto j = parse_chat_json(text, "test input");
+    EXPECT_TRUE(j.ok()) << j.error();
+    return j.ok() ? *j : nlohmann::ordered_json();
+}
+
 TEST(ChatRender, RendersTextPartsAndGenerationPrompt) {
+    const ChatTemplate chatml(chatml_template(), "", "");
     ChatRenderInput in;
-    in.messages_json = R"([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])";
-    auto got = render_chat(chatml_template(), in);
+    in.messages = json_of(R"([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])");
+    auto got = chatml.render(in);
     ASSERT_TRUE(got.ok()) << got.error();
     EXPECT_EQ(got.value(), "<|im_start|>user\na\nb<|im_end|>\n<|im_start|>assistant\n");
     in.add_generation_prompt = false;
-    got = render_chat(chatml_template(), in);
+    got = chatml.render(in);
     ASSERT_TRUE(got.ok());
     EXPECT_EQ(got.value(), "<|im_start|>user\na\nb<|im_end|>\n");
 }
 
 TEST(ChatRender, BadInputIsAnError) {
+    const ChatTemplate chatml(chatml_template(), "", "");
+    const auto not_json = parse_chat_json("{not json", "messages");
+    ASSERT_FALSE(not_json.ok());
+    EXPECT_NE(not_json.error().find("not valid JSON"), std::string::npos) << not_json.error();
     ChatRenderInput in;
-    in.messages_json = "{not json";
-    expect_error(render_chat(chatml_template(), in), "not valid JSON");
-    in.messages_json = R"({"role":"user"})";
-    expect_error(render_chat(chatml_template(), in), "must be a JSON array");
-    in.messages_json = R"([{"content":"x"}])";
-    expect_error(render_chat(chatml_template(), in), "role");
-    in.messages_json = R"([{"role":"user","content":[{"type":"image_url","image_url":{}}]}])";
-    expect_error(render_chat(chatml_template(), in), "content parts");
-    in.messages_json = R"([{"role":"user","content":"x"}])";
-    in.tools_json = R"({"a":1})";
-    expect_error(render_chat(chatml_template(), in), "tools must be a JSON array");
+    in.messages = json_of(R"({"role":"user"})");
+    expect_error(chatml.render(in), "must be a JSON array");
+    in.messages = json_of(R"([{"content":"x"}])");
+    expect_error(chatml.render(in), "role");
+    in.messages = json_of(R"([{"role":"user","content":[{"type":"image_url","image_url":{}}]}])");
+    expect_error(chatml.render(in), "content parts");
+    in.messages = json_of(R"([{"role":"user","content":"x"}])");
+    in.tools = json_of(R"({"a":1})");
+    expect_error(chatml.render(in), "tools must be a JSON array");
     std::string deep(2000, '[');
-    in.tools_json = deep + std::string(2000, ']');
-    expect_error(render_chat(chatml_template(), in), "nested deeper");
+    in.tools = json_of(deep + std::string(2000, ']'));
+    expect_error(chatml.render(in), "nested deeper");
+}
+
+// Tool schemas reach the template in the order they were written (a model
+// sees `tools | tojson` as the client sent it, as with transformers).
+TEST(ChatRender, ToolSchemaKeysKeepTheirOrder) {
+    const ChatTemplate t("{{ tools | tojson }}|{% for m in messages %}{{ m.content }}{% endfor %}", "", "");
+    ChatRenderInput in;
+    in.messages = json_of(R"([{"role":"user","content":"hi"}])");
+    in.tools = json_of(R"([{"type":"function","function":{"name":"f","parameters":)"
+                       R"({"type":"object","required":["z"],"properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}}])");
+    auto got = t.render(in);
+    ASSERT_TRUE(got.ok()) << got.error();
+    EXPECT_EQ(got.value(), R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", )"
+                           R"("required": ["z"], "properties": {"z": {"type": "string"}, "a": {"type": "integer"}}}}}]|hi)");
+}
+
+TEST(ChatRender, TemplateIsCompiledOnceAndItsErrorKept) {
+    const ChatTemplate broken("{% for x in %}", "", "");
+    EXPECT_FALSE(broken.compile_status().ok());
+    ChatRenderInput in;
+    in.messages = json_of(R"([{"role":"user","content":"x"}])");
+    auto got = broken.render(in);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error(), broken.compile_status().message());
+    const ChatTemplate good(chatml_template(), "<s>", "</s>");
+    EXPECT_TRUE(good.compile_status().ok());
+    EXPECT_EQ(good.bos_token(), "<s>");
+    EXPECT_EQ(good.source(), chatml_template());
 }
 
 TEST(ChatRender, FallsBackToChatMLWithWarning) {

@@ -63,7 +63,7 @@ TEST_P(FixtureTest, EveryCaseMatchesLlamaCpp) {
     ASSERT_GE(cases.size(), 40u);
     int mismatches = 0;
     for (const Case& c : cases) {
-        const auto ids = tok->encode(c.text, false, false);
+        const auto ids = tok->encode(c.text, {});
         if (ids != c.ids) ++mismatches;
         EXPECT_EQ(ids, c.ids) << "text: [" << c.text << "]";
         // Every fixture string is valid UTF-8, so decoding gives it back.
@@ -89,14 +89,14 @@ TEST_P(FixtureTest, GoldenCorpusMatchesLlamaCpp) {
         const auto j = nlohmann::json::parse(line);
         const auto text = j.at("text").get<std::string>();
         const auto expected = j.at("ids").get<std::vector<int32_t>>();
-        const auto ids = tok->encode(text, false, false);
+        const auto ids = tok->encode(text, {});
         ++n;
         if (ids != expected && ++mismatches <= 5) {
             ADD_FAILURE() << "text: " << nlohmann::json(text).dump() << "\n  got:      "
                           << nlohmann::json(ids).dump() << "\n  expected: " << nlohmann::json(expected).dump();
         }
         ASSERT_EQ(tok->decode(ids), text);
-        IncrementalDetokenizer detok(*tok, false, true);
+        IncrementalDetokenizer detok(*tok, {.sequence_start = true});
         std::string streamed;
         for (int32_t id : ids) {
             const std::string chunk = detok.push(id);
@@ -127,14 +127,14 @@ TEST(FixtureVocab, SpecialIdsAndFlags) {
     EXPECT_FALSE(spm->is_eog(1));
     EXPECT_EQ(spm->token_text(1), "<s>");
     EXPECT_EQ(spm->token_to_piece(1), "");
-    EXPECT_EQ(spm->token_to_piece(1, true), "<s>");
+    EXPECT_EQ(spm->token_to_piece(1, {.render_special = true}), "<s>");
     EXPECT_EQ(spm->token_to_piece(3 + 0x41), "A");  // <0x41>
-    const auto with_bos = spm->encode("Hello", true, false);
+    const auto with_bos = spm->encode("Hello", {.add_special = true});
     ASSERT_FALSE(with_bos.empty());
     EXPECT_EQ(with_bos.front(), 1);
     // Special text is parsed only on request.
-    EXPECT_EQ(spm->encode("</s>", false, true), std::vector<int32_t>({2}));
-    EXPECT_NE(spm->encode("</s>", false, false), std::vector<int32_t>({2}));
+    EXPECT_EQ(spm->encode("</s>", {.parse_special = true}), std::vector<int32_t>({2}));
+    EXPECT_NE(spm->encode("</s>", {}), std::vector<int32_t>({2}));
 
     auto bpe_file = GgufFile::open(vocab_dir + "ggml-vocab-gpt-2.gguf");
     ASSERT_TRUE(bpe_file.ok()) << bpe_file.error();
@@ -145,8 +145,8 @@ TEST(FixtureVocab, SpecialIdsAndFlags) {
     EXPECT_FALSE(bpe->add_bos());
     EXPECT_FALSE(bpe->add_space_prefix());
     EXPECT_TRUE(bpe->is_eog(50256));
-    EXPECT_EQ(bpe->token_to_piece(bpe->encode(" Hello", false, false).front()), " Hello");
-    EXPECT_EQ(bpe->encode("<|endoftext|>", false, true), std::vector<int32_t>({50256}));
+    EXPECT_EQ(bpe->token_to_piece(bpe->encode(" Hello", {}).front()), " Hello");
+    EXPECT_EQ(bpe->encode("<|endoftext|>", {.parse_special = true}), std::vector<int32_t>({50256}));
 }
 
 }  // namespace

@@ -56,15 +56,15 @@ TEST_P(HostileText, RandomBytesRoundTrip) {
     for (int i = 0; i < rounds; ++i) {
         const std::string text = random_bytes(rng, rng() % 400);
         for (bool parse_special : {false, true}) {
-            const auto ids = tok_->encode(text, true, parse_special);
+            const auto ids = tok_->encode(text, {.add_special = true, .parse_special = parse_special});
             expect_ids_in_range(*tok_, ids);
         }
-        const auto ids = tok_->encode(text, false, false);
+        const auto ids = tok_->encode(text, {});
         // U+2581 in the input decodes as a space in SentencePiece: skip those.
         if (text.find("\xE2\x96\x81") == std::string::npos) {
             ASSERT_EQ(tok_->decode(ids), expected_round_trip(text));
         }
-        IncrementalDetokenizer detok(*tok_, true, true);
+        IncrementalDetokenizer detok(*tok_, {.render_special = true, .sequence_start = true});
         for (int32_t id : ids) ASSERT_TRUE(utf8_is_valid(detok.push(id)));
         ASSERT_TRUE(utf8_is_valid(detok.flush()));
     }
@@ -75,11 +75,11 @@ TEST_P(HostileText, InvalidUtf8AndEdgeCases) {
         "", "\xFF", "\xC3", "\xE2\x82", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
         "ok\xFFok", "\xF0\x9F\x98", "caf\xC3\xA9\xE9", std::string(3, '\0'), "a\0b"};
     for (const std::string& text : cases) {
-        const auto ids = tok_->encode(text, false, true);
+        const auto ids = tok_->encode(text, {.parse_special = true});
         expect_ids_in_range(*tok_, ids);
         EXPECT_EQ(tok_->decode(ids), expected_round_trip(text));
     }
-    EXPECT_TRUE(tok_->encode("", false, false).empty());
+    EXPECT_TRUE(tok_->encode("", {}).empty());
     EXPECT_EQ(tok_->token_to_piece(-7), "");
     EXPECT_EQ(tok_->token_to_piece(tok_->n_vocab()), "");
     EXPECT_EQ(tok_->decode(std::vector<int32_t>{-1, tok_->n_vocab(), 1 << 30}), "");
@@ -92,7 +92,7 @@ TEST_P(HostileText, VeryLongInputs) {
         std::string(n, 'a'), std::string(n, ' '), std::string(n, '\n'), std::string(n, '7'),
         random_bytes(rng, n)};
     for (const std::string& text : texts) {
-        const auto ids = tok_->encode(text, false, false);
+        const auto ids = tok_->encode(text, {});
         ASSERT_FALSE(ids.empty());
         expect_ids_in_range(*tok_, ids);
         EXPECT_EQ(tok_->decode(ids), expected_round_trip(text));
@@ -181,7 +181,7 @@ TEST(MalformedVocab, GgufBlobsAreRefused) {
         w.add_uint32("tokenizer.ggml.eos_token_id", 3);
     });
     ASSERT_TRUE(good.ok()) << good.error();
-    EXPECT_EQ(good->encode("abab", false, false), std::vector<int32_t>({2, 2}));
+    EXPECT_EQ(good->encode("abab", {}), std::vector<int32_t>({2, 2}));
     EXPECT_TRUE(good->is_eog(3));
     EXPECT_EQ(good->bos(), kNoToken);  // llama.cpp's default 11 does not fit: dropped
 

@@ -67,7 +67,7 @@ TEST_F(SmolLmTokenizer, MatchesGoldenIds) {
     ASSERT_GE(cases_->size(), 2000u);
     size_t mismatches = 0;
     for (const GoldenCase& c : *cases_) {
-        const auto ids = tokenizer_->encode(c.text, false, false);
+        const auto ids = tokenizer_->encode(c.text, {});
         if (ids == c.ids) continue;
         if (++mismatches <= 10) {
             ADD_FAILURE() << "text: " << nlohmann::json(c.text).dump() << "\n  got:      "
@@ -79,13 +79,13 @@ TEST_F(SmolLmTokenizer, MatchesGoldenIds) {
 
 TEST_F(SmolLmTokenizer, DecodeRoundTrips) {
     for (const GoldenCase& c : *cases_) {
-        ASSERT_EQ(tokenizer_->decode(tokenizer_->encode(c.text, false, false)), c.text);
+        ASSERT_EQ(tokenizer_->decode(tokenizer_->encode(c.text, {})), c.text);
     }
 }
 
 TEST_F(SmolLmTokenizer, IncrementalDetokenizationMatchesDecode) {
     for (const GoldenCase& c : *cases_) {
-        IncrementalDetokenizer detok(*tokenizer_, false, true);
+        IncrementalDetokenizer detok(*tokenizer_, {.sequence_start = true});
         std::string streamed;
         for (int32_t id : c.ids) {
             const std::string chunk = detok.push(id);
@@ -106,14 +106,14 @@ TEST_F(SmolLmTokenizer, SpecialTokensAndEndOfGeneration) {
     EXPECT_TRUE(t.is_eog(2));  // <|im_end|>
     EXPECT_TRUE(t.is_eog(0));  // <|endoftext|>
     EXPECT_FALSE(t.is_eog(1));
-    const auto ids = t.encode("<|im_start|>user\nHi<|im_end|>\n", false, true);
+    const auto ids = t.encode("<|im_start|>user\nHi<|im_end|>\n", {.parse_special = true});
     ASSERT_GE(ids.size(), 4u);
     EXPECT_EQ(ids.front(), 1);
     EXPECT_EQ(ids[ids.size() - 2], 2);
     EXPECT_EQ(t.decode(ids), "user\nHi\n");
-    EXPECT_EQ(t.decode(ids, true), "<|im_start|>user\nHi<|im_end|>\n");
+    EXPECT_EQ(t.decode(ids, {.render_special = true}), "<|im_start|>user\nHi<|im_end|>\n");
     // Without parse_special the same text is ordinary characters.
-    const auto plain = t.encode("<|im_start|>", false, false);
+    const auto plain = t.encode("<|im_start|>", {});
     EXPECT_GT(plain.size(), 1u);
     EXPECT_EQ(t.decode(plain), "<|im_start|>");
 }
@@ -127,15 +127,15 @@ TEST_F(SmolLmTokenizer, MaxTokenBytesBoundsEveryEncoding) {
     for (const GoldenCase& c : *cases_) EXPECT_GE(c.ids.size(), tok.min_tokens_for_bytes(c.text.size())) << c.text;
     int32_t longest = 0;
     for (int32_t id = 1; id < tok.n_vocab(); ++id) {
-        if (tok.token_to_piece(id, true).size() > tok.token_to_piece(longest, true).size()) longest = id;
+        if (tok.token_to_piece(id, {.render_special = true}).size() > tok.token_to_piece(longest, {.render_special = true}).size()) longest = id;
     }
     std::string run;
-    for (int i = 0; i < 64; ++i) run += tok.token_to_piece(longest, true);
+    for (int i = 0; i < 64; ++i) run += tok.token_to_piece(longest, {.render_special = true});
     for (const std::string& text : {run, std::string(4096, ' '), std::string(4096, '\n'), std::string(4096, '0')}) {
-        EXPECT_GE(tok.encode(text, true, true).size(), tok.min_tokens_for_bytes(text.size()))
+        EXPECT_GE(tok.encode(text, {.add_special = true, .parse_special = true}).size(), tok.min_tokens_for_bytes(text.size()))
             << tok.max_token_bytes();
     }
-    std::cout << "max_token_bytes " << tok.max_token_bytes() << ", longest piece " << tok.token_to_piece(longest, true).size()
+    std::cout << "max_token_bytes " << tok.max_token_bytes() << ", longest piece " << tok.token_to_piece(longest, {.render_special = true}).size()
               << " bytes\n";
 }
 

@@ -92,10 +92,10 @@ TEST(Bpe, AppliesMergesByRank) {
     auto tok = Tokenizer::from_vocab(std::move(*vocab));
     ASSERT_TRUE(tok.ok()) << tok.error();
     const int32_t abc = tok->vocab().find("abc");
-    EXPECT_EQ(tok->encode("abc", false, false), std::vector<int32_t>({abc}));
-    EXPECT_EQ(tok->encode("ab", false, false), std::vector<int32_t>({tok->vocab().find("ab")}));
-    EXPECT_EQ(tok->encode("ba", false, false), std::vector<int32_t>({'b', 'a'}));  // id == byte
-    EXPECT_EQ(tok->decode(tok->encode("ab abc\n", false, false)), "ab abc\n");
+    EXPECT_EQ(tok->encode("abc", {}), std::vector<int32_t>({abc}));
+    EXPECT_EQ(tok->encode("ab", {}), std::vector<int32_t>({tok->vocab().find("ab")}));
+    EXPECT_EQ(tok->encode("ba", {}), std::vector<int32_t>({'b', 'a'}));  // id == byte
+    EXPECT_EQ(tok->decode(tok->encode("ab abc\n", {})), "ab abc\n");
 }
 
 TEST(Spm, MergesByScoreWithByteFallback) {
@@ -114,13 +114,13 @@ TEST(Spm, MergesByScoreWithByteFallback) {
     auto tok = Tokenizer::from_vocab(std::move(*vocab));
     ASSERT_TRUE(tok.ok()) << tok.error();
     // "▁a" (score -2) beats "ab" (score -3): "▁ab" -> "▁a" "b".
-    EXPECT_EQ(tok->encode("ab", false, false), std::vector<int32_t>({6, 5}));
-    EXPECT_EQ(tok->encode("ab", true, false), std::vector<int32_t>({1, 6, 5}));
+    EXPECT_EQ(tok->encode("ab", {}), std::vector<int32_t>({6, 5}));
+    EXPECT_EQ(tok->encode("ab", {.add_special = true}), std::vector<int32_t>({1, 6, 5}));
     // "!" has a byte token; "?" has none, so it becomes <unk>.
-    EXPECT_EQ(tok->encode("!?", false, false), std::vector<int32_t>({3, 8, 0}));
+    EXPECT_EQ(tok->encode("!?", {}), std::vector<int32_t>({3, 8, 0}));
     EXPECT_EQ(tok->decode(std::vector<int32_t>{6, 5, 8}), "ab!");
     EXPECT_EQ(tok->decode(std::vector<int32_t>{1, 6, 5}), " ab");  // BOS first: no strip
-    EXPECT_EQ(tok->encode("", true, false), std::vector<int32_t>({1}));
+    EXPECT_EQ(tok->encode("", {.add_special = true}), std::vector<int32_t>({1}));
 }
 
 // The server refuses over-long prompts from their byte length alone, which is
@@ -141,11 +141,11 @@ TEST(MaxTokenBytes, BoundsEveryEncodingIncludingSpecialTokens) {
     std::string controls;
     for (int i = 0; i < 50; ++i) controls += "<|a_long_control|>";
     // Every control string is one token: the bound is exact there.
-    EXPECT_EQ(tok->encode(controls, false, true).size(), tok->min_tokens_for_bytes(controls.size()));
+    EXPECT_EQ(tok->encode(controls, {.parse_special = true}).size(), tok->min_tokens_for_bytes(controls.size()));
     for (const std::string& text : {controls, std::string(300, 'a'), std::string(300, ' '),
                                     std::string(64, 'a') + "b\xff\xfe" + std::string(64, 'b')}) {
         for (bool special : {false, true}) {
-            EXPECT_GE(tok->encode(text, false, special).size(), tok->min_tokens_for_bytes(text.size()));
+            EXPECT_GE(tok->encode(text, {.parse_special = special}).size(), tok->min_tokens_for_bytes(text.size()));
         }
     }
 }
@@ -159,7 +159,7 @@ TEST(MaxTokenBytes, ByteLevelCountsDecodedBytes) {
     ASSERT_TRUE(tok.ok()) << tok.error();
     EXPECT_EQ(tok->max_token_bytes(), 8u);  // "ĠĠĠĠĠĠĠĠ": 16 bytes of text, 8 spaces
     const std::string spaces(320, ' ');
-    EXPECT_EQ(tok->encode(spaces, false, false).size(), 40u);
+    EXPECT_EQ(tok->encode(spaces, {}).size(), 40u);
     EXPECT_EQ(tok->min_tokens_for_bytes(spaces.size()), 40u);
 }
 
@@ -180,7 +180,7 @@ TEST(MaxTokenBytes, SpmSpacesAndByteFallbackStayWithinTheBound) {
     EXPECT_EQ(tok->max_token_bytes(), 6u);
     for (const std::string& text : {std::string(400, ' '), std::string(100, '!'), std::string("?a !"),
                                     std::string(" a a a a a a a a")}) {
-        EXPECT_GE(tok->encode(text, false, false).size(), tok->min_tokens_for_bytes(text.size()));
+        EXPECT_GE(tok->encode(text, {}).size(), tok->min_tokens_for_bytes(text.size()));
     }
 }
 
@@ -193,7 +193,7 @@ TEST(MaxTokenBytes, NoBoundWhereEncodingCanDropBytes) {
     ASSERT_TRUE(vocab.ok()) << vocab.error();
     auto tok = Tokenizer::from_vocab(std::move(*vocab));
     ASSERT_TRUE(tok.ok()) << tok.error();
-    EXPECT_TRUE(tok->encode("zzzz", false, false).empty());
+    EXPECT_TRUE(tok->encode("zzzz", {}).empty());
     EXPECT_EQ(tok->max_token_bytes(), 0u);
     EXPECT_EQ(tok->min_tokens_for_bytes(1000), 0u);
 
@@ -222,14 +222,14 @@ TEST(SpecialSplit, UserDefinedAlwaysControlOnRequest) {
     auto tok = Tokenizer::from_vocab(std::move(*vocab));
     ASSERT_TRUE(tok.ok()) << tok.error();
     // The longest special string wins: "<user>x" before "<user>".
-    EXPECT_EQ(tok->encode("<user>x<user>", false, false), std::vector<int32_t>({n - 1, n - 2}));
-    const auto plain = tok->encode("<ctl>", false, false);
+    EXPECT_EQ(tok->encode("<user>x<user>", {}), std::vector<int32_t>({n - 1, n - 2}));
+    const auto plain = tok->encode("<ctl>", {});
     EXPECT_EQ(plain.size(), 5u);
-    EXPECT_EQ(tok->encode("ab<ctl>ab", false, true),
+    EXPECT_EQ(tok->encode("ab<ctl>ab", {.parse_special = true}),
               std::vector<int32_t>({tok->vocab().find("ab"), n - 3, tok->vocab().find("ab")}));
     EXPECT_EQ(tok->token_to_piece(n - 2), "<user>");
     EXPECT_EQ(tok->token_to_piece(n - 3), "");
-    EXPECT_EQ(tok->token_to_piece(n - 3, true), "<ctl>");
+    EXPECT_EQ(tok->token_to_piece(n - 3, {.render_special = true}), "<ctl>");
 }
 
 TEST(Detokenizer, HoldsBackPartialCharacters) {
@@ -237,7 +237,7 @@ TEST(Detokenizer, HoldsBackPartialCharacters) {
     ASSERT_TRUE(vocab.ok());
     auto tok = Tokenizer::from_vocab(std::move(*vocab));
     ASSERT_TRUE(tok.ok());
-    const auto ids = tok->encode("\xF0\x9F\x98\x80!", false, false);  // 😀 is four byte tokens
+    const auto ids = tok->encode("\xF0\x9F\x98\x80!", {});  // 😀 is four byte tokens
     ASSERT_EQ(ids.size(), 5u);
     IncrementalDetokenizer detok(*tok);
     EXPECT_EQ(detok.push(ids[0]), "");
