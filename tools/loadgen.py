@@ -179,8 +179,9 @@ def main():
     args = ap.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     runs = []
-    for level in ([None] if args.rate else levels):
-        run_args = argparse.Namespace(**{**vars(args), "concurrency": level or max(levels)})
+    for i, level in enumerate([None] if args.rate else levels):
+        # Fresh prompts per level (seed + i): no prefix-cache hits across the runs of a sweep.
+        run_args = argparse.Namespace(**{**vars(args), "concurrency": level or max(levels), "seed": args.seed + i})
         results, wall = asyncio.run(run(run_args))
         s = summarize(results, wall, run_args)
         if args.rate:
