@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/utf8.h"
+
 namespace tessera {
 namespace {
 
@@ -250,29 +252,11 @@ private:
             uint32_t cp;
             TS_ASSIGN_OR_RETURN(cp, parse_char());
             std::string utf8;
-            append_utf8(cp, utf8);
+            utf8_append(utf8, cp);
             b_.append_literal(utf8, seq);
         }
         ++pos_;
         return ok_status();
-    }
-
-    static void append_utf8(uint32_t cp, std::string& out) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
     }
 
     // After '[': ranges until ']', optionally negated with a leading '^'.

@@ -4,6 +4,9 @@
 #include "grammar/grammar.h"
 
 #include <algorithm>
+#include <string>
+
+#include "tokenizer/utf8.h"
 
 namespace tessera {
 
@@ -61,26 +64,6 @@ namespace {
 
 int utf8_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
-void encode_utf8(uint32_t cp, uint8_t* out) {
-    switch (utf8_length(cp)) {
-        case 1: out[0] = static_cast<uint8_t>(cp); break;
-        case 2:
-            out[0] = static_cast<uint8_t>(0xC0 | (cp >> 6));
-            out[1] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-            break;
-        case 3:
-            out[0] = static_cast<uint8_t>(0xE0 | (cp >> 12));
-            out[1] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-            out[2] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-            break;
-        default:
-            out[0] = static_cast<uint8_t>(0xF0 | (cp >> 18));
-            out[1] = static_cast<uint8_t>(0x80 | ((cp >> 12) & 0x3F));
-            out[2] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-            out[3] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
-    }
-}
-
 // Splits [lo, hi] (one encoded length) until every piece's encodings are a
 // product of byte ranges: [lo_b0, hi_b0] x [lo_b1, hi_b1] x ...
 void split_utf8(uint32_t lo, uint32_t hi, std::vector<std::pair<uint32_t, uint32_t>>& out) {
@@ -128,13 +111,13 @@ Expected<GrammarSymbol> GrammarBuilder::code_point_ranges(
     const uint32_t r = new_rule("char-class");
     if (!ascii.empty()) TS_RETURN_IF_ERROR(add_alternative(r, {bytes(ascii)}));
     for (auto [lo, hi] : multi) {
-        uint8_t a[4], b[4];
-        encode_utf8(lo, a);
-        encode_utf8(hi, b);
+        std::string a, b;  // split_utf8 made both the same length
+        utf8_append(a, lo);
+        utf8_append(b, hi);
         std::vector<GrammarSymbol> seq;
-        for (int i = 0; i < utf8_length(lo); ++i) {
+        for (size_t i = 0; i < a.size(); ++i) {
             ByteSet s;
-            s.add_range(a[i], b[i]);
+            s.add_range(static_cast<uint8_t>(a[i]), static_cast<uint8_t>(b[i]));
             seq.push_back(bytes(s));
         }
         TS_RETURN_IF_ERROR(add_alternative(r, std::move(seq)));
