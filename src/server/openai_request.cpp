@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "server/constraint_request.h"
 #include "server/field_reader.h"
 
 namespace tessera {
@@ -274,6 +275,7 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
+    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
     if (auto err = render_messages(r, ctx, m, out)) return err;
     return finish(r, ctx, "messages", m, out);
 }
@@ -293,6 +295,7 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "logprobs")) return err;
+    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
     if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;
