@@ -153,10 +153,7 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
         if (t < 0 || t >= n_vocab) return Status::error("stop token id " + std::to_string(t) + " is out of range");
     }
     TS_RETURN_IF_ERROR(request.sampling.validate(n_vocab));
-    if (request.constraint) {
-        metrics_.constrained_requests.fetch_add(1, std::memory_order_relaxed);
-        metrics_.grammar_compile.observe(request.constraint.compile_seconds);
-    }
+    const GenerationConstraint constraint = request.constraint;  // for the metrics, once accepted
 
     auto state = std::make_shared<RequestState>();
     {
@@ -174,6 +171,10 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
         incoming_.push_back(state);
     }
     cv_.notify_one();
+    if (constraint) {
+        metrics_.constrained_requests.fetch_add(1, std::memory_order_relaxed);
+        metrics_.grammar_compile.observe(constraint.compile_seconds);
+    }
     return state->handle;
 }
 
