@@ -9,6 +9,7 @@ import json
 import httpx
 import jsonschema
 import openai
+import pydantic
 import pytest
 
 from server_fixture import MODEL_ID, ServerProcess, metric, sse_events
@@ -200,6 +201,34 @@ def test_openai_client_response_format(client):
     text = client.chat.completions.create(model=MODEL_ID, messages=CHAT, max_tokens=16, temperature=0,
                                           response_format={"type": "text"})
     assert text.choices[0].message.content == plain.choices[0].message.content
+
+
+class Pet(pydantic.BaseModel):
+    name: str
+    species: str
+    legs: int
+
+
+def test_openai_client_parse_with_a_pydantic_model(client):
+    # The client turns the model into a strict json_schema response_format
+    # and parses the answer back into it.
+    out = client.chat.completions.parse(model=MODEL_ID, max_tokens=MAX_TOKENS, temperature=0, response_format=Pet,
+                                        messages=[{"role": "user", "content": "Describe a pet cat as JSON."}])
+    pet = out.choices[0].message.parsed
+    assert isinstance(pet, Pet) and pet.legs >= 0, out.choices[0].message.content
+
+
+def test_grammar_max_bytes_flag(tessera_bin, model_path):
+    srv = ServerProcess(tessera_bin, model_path, ["--grammar-max-bytes", "64"])
+    try:
+        small = post(srv, "/v1/completions", {"prompt": "Hi", "max_tokens": 4, "grammar": 'root ::= "ok"'})
+        assert small.status_code == 200 and small.json()["choices"][0]["text"] == "ok", small.text
+        big = post(srv, "/v1/completions", {"prompt": "Hi", "max_tokens": 4,
+                                            "grammar": 'root ::= "' + "x" * 80 + '"'})
+        assert big.status_code == 400 and big.json()["error"]["param"] == "grammar", big.text
+        assert "64 bytes" in big.json()["error"]["message"]
+    finally:
+        assert srv.stop() == 0, srv.final_log
 
 
 def deep_schema_text(levels):
