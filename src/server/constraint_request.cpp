@@ -25,7 +25,8 @@ std::optional<ApiError> read_response_format(const Json& rf, std::vector<Found>&
     if (!rf.is_object()) return bad_request("response_format", "'response_format' must be an object");
     const auto type = rf.find("type");
     if (type == rf.end() || !type->is_string()) {
-        return bad_request("response_format.type", "'response_format.type' must be one of text, json_object, json_schema");
+        return bad_request("response_format.type",
+                           "'response_format.type' must be one of text, json_object, json_schema");
     }
     const std::string& t = type->get_ref<const std::string&>();
     if (t == "text") return std::nullopt;
