@@ -1,0 +1,158 @@
+# `tessera quantize`: the legacy formats come out byte-identical to gguf-py's
+# reference quantizers, K-quants decode (with gguf-py's independent
+# dequantizers) closer to the weights than plain rounding does, metadata
+# survives, and the written models run and match the NumPy reference forward
+# on their own (dequantized) weights. Where llama-cpp-python is installed,
+# tessera's K-quant error is compared with llama.cpp's own quantizer.
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import gguf
+from gguf import GGMLQuantizationType as QT
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+import make_tiny_model as tiny  # noqa: E402
+import reference_forward as ref  # noqa: E402
+from test_arch_coverage import QUANT_TOLERANCE, TOKENS, assert_logits_match, run_tessera  # noqa: E402
+
+# llama.cpp's general.file_type numbers for the mixes tested here.
+FILE_TYPE = {"F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "Q8_0": 7,
+             "Q4_K_M": 15, "Q5_K_S": 16, "Q6_K": 18}
+
+
+@pytest.fixture(scope="module")
+def f32_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("quant") / "tiny-f32.gguf"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_tiny_model.py"), "--out", str(path),
+                    "--variant", "gqa", "--wtype", "F32", "--seed", "4"], check=True)
+    return path
+
+
+def quantize(tessera_bin, src, dst, mix, *extra):
+    return subprocess.run([tessera_bin, "quantize", str(src), str(dst), mix, *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+def tensors(path):
+    return {t.name: t for t in gguf.GGUFReader(str(path)).tensors}
+
+
+def decoded(t):
+    return gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).reshape(-1)
+
+
+def rel_rms(got, want):
+    return float(np.sqrt(np.mean((got - want) ** 2) / np.mean(want ** 2)))
+
+
+@pytest.mark.parametrize("mix", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "F16", "BF16"])
+def test_round_to_nearest_types_match_gguf_py_bytes(tmp_path, tessera_bin, f32_model, mix):
+    out = tmp_path / f"{mix}.gguf"
+    r = quantize(tessera_bin, f32_model, out, mix)
+    assert r.returncode == 0, r.stderr
+    src, dst = tensors(f32_model), tensors(out)
+    assert list(src) == list(dst), "tensor order is kept"
+    low_bits = mix not in ("Q8_0", "F16", "BF16")
+    for name, t in dst.items():
+        weights = np.asarray(src[name].data, dtype=np.float32)
+        if len(t.shape) < 2:
+            assert t.tensor_type == QT.F32 and np.array_equal(np.asarray(t.data), weights), name
+        elif name == "output.weight" and low_bits:
+            assert t.tensor_type == QT.Q6_K, name
+            assert rel_rms(decoded(t), weights.reshape(-1)) < 0.03, name
+        else:
+            assert t.tensor_type == QT[mix], name
+            want = gguf.quants.quantize(weights, QT[mix])
+            assert np.asarray(t.data).tobytes() == want.tobytes(), f"{name}: bytes differ from gguf-py"
+
+
+def test_metadata_is_kept(tmp_path, tessera_bin, f32_model):
+    out = tmp_path / "q8.gguf"
+    assert quantize(tessera_bin, f32_model, out, "Q8_0").returncode == 0
+    before = gguf.GGUFReader(str(f32_model)).fields
+    after = gguf.GGUFReader(str(out)).fields
+    skip = {"general.file_type", "general.quantization_version", "GGUF.version", "GGUF.tensor_count",
+            "GGUF.kv_count"}
+    for key, field in before.items():
+        if key in skip:
+            continue
+        assert key in after, key
+        assert field.types == after[key].types, key
+        assert [bytes(field.parts[i]) for i in field.data] == [bytes(after[key].parts[i]) for i in after[key].data], key
+    assert int(after["general.file_type"].parts[-1][0]) == FILE_TYPE["Q8_0"]
+
+
+@pytest.mark.parametrize("mix,base,bound", [("Q4_K_M", "Q4_K", 0.11), ("Q5_K_S", "Q5_K", 0.055),
+                                            ("Q6_K", "Q6_K", 0.028)])
+def test_k_quants_beat_round_to_nearest(tmp_path, tessera_bin, f32_model, mix, base, bound):
+    out = tmp_path / f"{mix}.gguf"
+    r = quantize(tessera_bin, f32_model, out, mix)
+    assert r.returncode == 0, r.stderr
+    src, dst = tensors(f32_model), tensors(out)
+    ours = rtn = 0.0
+    for name, t in dst.items():
+        if len(t.shape) < 2 or name == "output.weight":
+            continue
+        assert t.tensor_type == QT[base], name
+        w = np.asarray(src[name].data, dtype=np.float32).reshape(-1, t.shape[0])
+        err = rel_rms(decoded(t), w.reshape(-1))
+        assert err < bound, f"{name}: relative RMS error {err:.4f}"
+        # make_tiny_model's encoders: plain min/max rounding in the same format.
+        plain = gguf.quants.dequantize(tiny.encode(w.astype(np.float64), QT[base]), QT[base]).reshape(-1)
+        ours += err
+        rtn += rel_rms(plain, w.reshape(-1))
+    assert ours < 0.97 * rtn, f"scale search {ours:.4f} vs round-to-nearest {rtn:.4f}"
+    assert int(gguf.GGUFReader(str(out)).fields["general.file_type"].parts[-1][0]) == FILE_TYPE[mix]
+
+
+@pytest.mark.parametrize("mix", ["Q4_K_M", "Q8_0", "Q5_1"])
+def test_quantized_model_runs(tmp_path, tessera_bin, f32_model, mix):
+    # The written file loads and runs; its logits match the reference forward
+    # pass on the file's own weights (which gguf-py dequantizes).
+    out = tmp_path / f"{mix}.gguf"
+    assert quantize(tessera_bin, f32_model, out, mix).returncode == 0
+    got = run_tessera(tessera_bin, str(out))
+    assert_logits_match(got, ref.reference_logits(str(out), TOKENS), QUANT_TOLERANCE)
+
+
+def test_refusals(tmp_path, tessera_bin, f32_model):
+    q8 = tmp_path / "q8.gguf"
+    assert quantize(tessera_bin, f32_model, q8, "Q8_0").returncode == 0
+    out = tmp_path / "again.gguf"
+    r = quantize(tessera_bin, q8, out, "Q4_0")
+    assert r.returncode == 1 and "--allow-requantize" in r.stderr
+    assert not out.exists(), "no partial file is left behind"
+    r = quantize(tessera_bin, q8, out, "Q4_0", "--allow-requantize")
+    assert r.returncode == 0, r.stderr
+    assert tensors(out)["blk.0.attn_q.weight"].tensor_type == QT.Q4_0
+    r = quantize(tessera_bin, f32_model, out, "Q3_K_XL")
+    assert r.returncode == 1 and "Q4_K_M" in r.stderr, "an unknown type lists the known ones"
+    r = quantize(tessera_bin, f32_model, f32_model, "Q8_0")
+    assert r.returncode == 2
+    r = quantize(tessera_bin, tmp_path / "missing.gguf", out, "Q8_0")
+    assert r.returncode == 1 and "missing.gguf" in r.stderr
+    r = quantize(tessera_bin, f32_model, tmp_path / "no-such-dir" / "x.gguf", "Q8_0")
+    assert r.returncode == 1 and "cannot create" in r.stderr
+
+
+def test_k_quant_error_against_llama_cpp(tmp_path, tessera_bin, f32_model):
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    ours_path, theirs_path = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
+    assert quantize(tessera_bin, f32_model, ours_path, "Q4_K_M").returncode == 0
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = FILE_TYPE["Q4_K_M"]
+    rc = llama_cpp.llama_model_quantize(str(f32_model).encode(), str(theirs_path).encode(), params)
+    assert rc == 0
+    src, ours, theirs = tensors(f32_model), tensors(ours_path), tensors(theirs_path)
+    for name, t in theirs.items():
+        if len(t.shape) < 2:
+            continue
+        w = np.asarray(src[name].data, dtype=np.float32).reshape(-1)
+        assert ours[name].tensor_type == t.tensor_type, f"{name}: llama.cpp chose {t.tensor_type.name}"
+        mine, their = rel_rms(decoded(ours[name]), w), rel_rms(decoded(t), w)
+        assert mine <= 1.05 * their, f"{name}: tessera {mine:.4f}, llama.cpp {their:.4f}"
