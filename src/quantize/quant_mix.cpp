@@ -13,7 +13,7 @@ namespace {
 const QuantMix kMixes[] = {
     {"F32", GgmlType::F32, 0},       {"F16", GgmlType::F16, 1},       {"BF16", GgmlType::BF16, 32},
     {"Q4_0", GgmlType::Q4_0, 2},     {"Q4_1", GgmlType::Q4_1, 3},     {"Q5_0", GgmlType::Q5_0, 8},
-    {"Q5_1", GgmlType::Q5_1, 9},     {"Q8_0", GgmlType::Q8_0, 7},     {"Q4_K_S", GgmlType::Q4_K, 14},
+    {"Q5_1", GgmlType::Q5_1, 9},     {"Q8_0", GgmlType::Q8_0, 7},     {"Q4_K_S", GgmlType::Q4_K, 14, false, true},
     {"Q4_K_M", GgmlType::Q4_K, 15, true}, {"Q5_K_S", GgmlType::Q5_K, 16},
     {"Q5_K_M", GgmlType::Q5_K, 17, true}, {"Q6_K", GgmlType::Q6_K, 18},
 };
@@ -32,7 +32,7 @@ std::optional<int> layer_of(std::string_view name) {
 
 bool gets_more_bits(int layer, int n_layers) {
     const int eighth = n_layers / 8;
-    return layer < eighth || layer >= n_layers - eighth || (layer - eighth) % 3 == 2;
+    return layer < eighth || layer >= 7 * n_layers / 8 || (layer - eighth) % 3 == 2;
 }
 
 GgmlType fit_row(GgmlType t, int64_t row_elems) {
@@ -76,10 +76,14 @@ GgmlType choose_tensor_type(const QuantMix& mix, const TensorShapeInfo& tensor, 
     const bool below_8_bits = !is_float_type(mix.base) && mix.base != GgmlType::Q8_0;
     if (is_output && below_8_bits) {
         t = GgmlType::Q6_K;
-    } else if (mix.more_bits_for_sensitive) {
-        const auto layer = layer_of(tensor.name);
-        const bool sensitive = tensor.name.ends_with("attn_v.weight") || tensor.name.ends_with("ffn_down.weight");
-        if (sensitive && layer && gets_more_bits(*layer, n_layers)) t = GgmlType::Q6_K;
+    } else if (const auto layer = layer_of(tensor.name)) {
+        const bool attn_v = tensor.name.ends_with("attn_v.weight");
+        const bool ffn_down = tensor.name.ends_with("ffn_down.weight");
+        if (mix.more_bits_for_sensitive && (attn_v || ffn_down) && gets_more_bits(*layer, n_layers)) {
+            t = GgmlType::Q6_K;
+        } else if (mix.q5_k_early_layers && ((attn_v && *layer < 4) || (ffn_down && *layer < n_layers / 8))) {
+            t = GgmlType::Q5_K;
+        }
     }
     return fit_row(t, tensor.row_elems);
 }

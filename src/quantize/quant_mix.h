@@ -7,7 +7,8 @@
 //    its errors reach every logit directly;
 //  - `_M` mixes give attn_v and ffn_down Q6_K in the layers where extra bits
 //    pay most: the first and last eighth of the layers and every third layer
-//    between them; `_S` mixes use the base type elsewhere;
+//    between them; Q4_K_S gives attn_v Q5_K in the first 4 layers and
+//    ffn_down Q5_K in the first eighth; other `_S` mixes use the base type;
 //  - a type whose block does not divide a row falls back to one that does
 //    (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, 32-element types -> F16).
 #pragma once
@@ -27,6 +28,7 @@ struct QuantMix {
     GgmlType base;        // the type most weights get
     uint32_t file_type;   // general.file_type (llama.cpp's llama_ftype value)
     bool more_bits_for_sensitive = false;  // the `_M` rule above
+    bool q5_k_early_layers = false;        // the Q4_K_S rule above
 };
 
 // The mixes tessera can write; an unknown name lists them in its error.

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "golden" / "perplexity" / "smollm2_gpl3.json"
+GOLDEN = ROOT / "tests" / "golden" / "perplexity"
 # Every Debian system has it (base-files): 35 KB of English prose.
 TEXT = pathlib.Path("/usr/share/common-licenses/GPL-3")
 CTX, CHUNKS = 256, 4
@@ -46,12 +46,28 @@ def reference(tessera_bin, model_path, tmp_path_factory):
     return path, parse(r.stdout)
 
 
-def test_matches_llama_cpp(reference):
-    golden = json.loads(GOLDEN.read_text())
-    assert (golden["n_ctx"], golden["n_chunks"]) == (CTX, CHUNKS)
-    ppl = reference[1]["ppl"]
+def test_perplexity_matches_llama_cpp(tessera_bin, model_path):
+    # The whole text (14 chunks of 512): on 4 chunks of 256 the two engines'
+    # rounding differences still move the figure by 0.5%; here by 0.08%.
+    golden = json.loads((GOLDEN / "smollm2_gpl3_c512.json").read_text())
+    r = perplexity(tessera_bin, model_path, "--kv-type", "f32", ctx=golden["n_ctx"], chunks=golden["n_chunks"])
+    assert r.returncode == 0, r.stderr
+    ppl = parse(r.stdout)["ppl"]
     assert abs(ppl - golden["perplexity"]) <= 0.005 * golden["perplexity"], \
         f"tessera {ppl:.4f}, llama.cpp {golden['perplexity']:.4f}"
+
+
+def test_distributions_match_llama_cpp(tessera_bin, model_path):
+    # KL(llama.cpp || tessera) over llama.cpp's top-8: measured mean 0.0024,
+    # top-1 agreement 96.9% (both F32 KV); the same size as tessera's own
+    # f32-vs-f16 KV difference.
+    golden = json.loads((GOLDEN / "smollm2_gpl3_c256.json").read_text())
+    assert (golden["n_ctx"], golden["n_chunks"]) == (CTX, CHUNKS)
+    r = perplexity(tessera_bin, model_path, "--kv-type", "f32", "--kl-divergence",
+                   str(GOLDEN / "smollm2_gpl3_c256_top8.bin"))
+    assert r.returncode == 0, r.stderr
+    got = parse(r.stdout)
+    assert got["kl_mean"] < 0.005 and got["top1"] >= 0.94, got
 
 
 def test_batching_does_not_change_the_figures(tessera_bin, model_path, reference):

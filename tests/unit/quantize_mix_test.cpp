@@ -38,13 +38,17 @@ TEST(QuantMix, OutputGetsSixBitsBelowEight) {
 }
 
 TEST(QuantMix, MediumMixesGiveSensitiveLayersMoreBits) {
-    // 32 layers: the first and last 4, and every third from layer 6.
+    // 32 layers: the first and last 4 (7/8 of 32 = 28), and every third from layer 6.
     EXPECT_EQ(pick("Q4_K_M", "blk.0.attn_v.weight", 4096), GgmlType::Q6_K);
     EXPECT_EQ(pick("Q4_K_M", "blk.31.ffn_down.weight", 4096), GgmlType::Q6_K);
     EXPECT_EQ(pick("Q4_K_M", "blk.6.ffn_down.weight", 4096), GgmlType::Q6_K);
     EXPECT_EQ(pick("Q4_K_M", "blk.7.ffn_down.weight", 4096), GgmlType::Q4_K);
     EXPECT_EQ(pick("Q4_K_M", "blk.0.attn_q.weight", 4096), GgmlType::Q4_K);
-    EXPECT_EQ(pick("Q4_K_S", "blk.0.attn_v.weight", 4096), GgmlType::Q4_K);
+    EXPECT_EQ(pick("Q4_K_S", "blk.0.attn_v.weight", 4096), GgmlType::Q5_K);
+    EXPECT_EQ(pick("Q4_K_S", "blk.4.attn_v.weight", 4096), GgmlType::Q4_K);
+    EXPECT_EQ(pick("Q4_K_S", "blk.3.ffn_down.weight", 4096), GgmlType::Q5_K);
+    EXPECT_EQ(pick("Q4_K_S", "blk.4.ffn_down.weight", 4096), GgmlType::Q4_K);
+    EXPECT_EQ(pick("Q5_K_S", "blk.0.attn_v.weight", 4096), GgmlType::Q5_K);
     EXPECT_EQ(pick("Q5_K_M", "blk.0.attn_v.weight", 4096), GgmlType::Q6_K);
 }
 
