@@ -2,8 +2,10 @@
 # reference quantizers, K-quants decode (with gguf-py's independent
 # dequantizers) closer to the weights than plain rounding does, metadata
 # survives, and the written models run and match the NumPy reference forward
-# on their own (dequantized) weights. Where llama-cpp-python is installed,
-# tessera's K-quant error is compared with llama.cpp's own quantizer.
+# on their own (dequantized) weights. Types and errors are compared with
+# llama.cpp's own quantizer (a stored golden), and where llama-cpp-python is
+# installed, llama.cpp loads and runs tessera's output.
+import json
 import pathlib
 import subprocess
 import sys
@@ -143,25 +145,22 @@ def test_refusals(tmp_path, tessera_bin, f32_model):
     assert r.returncode == 1 and "cannot create" in r.stderr
 
 
-@pytest.mark.parametrize("mix", ["Q4_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "Q4_0"])
+LLAMA_CPP_GOLDEN = json.loads((ROOT / "tests" / "golden" / "quant" / "llamacpp_tiny_gqa_seed4.json").read_text())
+
+
+@pytest.mark.parametrize("mix", sorted(LLAMA_CPP_GOLDEN["mixes"]))
 def test_types_and_error_against_llama_cpp(tmp_path, tessera_bin, f32_model, mix):
-    # Same type per tensor as llama.cpp's llama-quantize; dequantized error at
-    # most 5% above llama.cpp's (measured: 0.99-1.01x).
-    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    ours_path, theirs_path = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
-    assert quantize(tessera_bin, f32_model, ours_path, mix).returncode == 0
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = FILE_TYPE[mix]
-    rc = llama_cpp.llama_model_quantize(str(f32_model).encode(), str(theirs_path).encode(), params)
-    assert rc == 0
-    src, ours, theirs = tensors(f32_model), tensors(ours_path), tensors(theirs_path)
-    for name, t in theirs.items():
-        if len(t.shape) < 2:
-            continue
+    # Against llama.cpp's llama-quantize on the same model (stored by
+    # tools/gen_quantize_golden.py): the same type for every tensor, and a
+    # dequantized error at most 5% above llama.cpp's (measured 0.99-1.01x).
+    out = tmp_path / f"{mix}.gguf"
+    assert quantize(tessera_bin, f32_model, out, mix).returncode == 0
+    src, ours = tensors(f32_model), tensors(out)
+    for name, theirs in LLAMA_CPP_GOLDEN["mixes"][mix].items():
+        assert ours[name].tensor_type.name == theirs["type"], f"{name}: llama.cpp chose {theirs['type']}"
         w = np.asarray(src[name].data, dtype=np.float32).reshape(-1)
-        assert ours[name].tensor_type == t.tensor_type, f"{name}: llama.cpp chose {t.tensor_type.name}"
-        mine, their = rel_rms(decoded(ours[name]), w), rel_rms(decoded(t), w)
-        assert mine <= 1.05 * their, f"{name}: tessera {mine:.4f}, llama.cpp {their:.4f}"
+        mine = rel_rms(decoded(ours[name]), w)
+        assert mine <= 1.05 * theirs["rel_rms"], f"{name}: tessera {mine:.4f}, llama.cpp {theirs['rel_rms']:.4f}"
 
 
 def test_output_loads_in_llama_cpp(tmp_path, tessera_bin, f32_model):
