@@ -1,0 +1,134 @@
+// Token mask time per step on the golden corpus's random walks
+// (tests/golden/grammar/*.jsonl: GBNF grammars and JSON Schemas walked on
+// SmolLM2's vocabulary), each walk replayed with a fresh per-sequence
+// TokenMaskCache, as a server sequence would. bench/grammar_mask_llguidance.py
+// replays the same walks through llguidance for the side-by-side numbers.
+//
+// Two passes over the corpus: "cold" (each grammar's first walk pays for
+// everything it builds lazily) and "warm" (every walk replayed again: the
+// grammar was seen before, as a server sees the same schema request after
+// request). Prints median, p99, mean and max per pass, in microseconds.
+//
+//   build/grammar_mask_bench models/SmolLM2-135M-Instruct.Q4_1.gguf
+//       tests/golden/grammar/smollm2_gbnf_masks.jsonl [--each]
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
+#include "grammar/token_mask.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tessera {
+namespace {
+
+struct Walk {
+    std::string label;
+    std::string grammar_id;  // walks of one grammar share its tables
+    std::shared_ptr<const Grammar> grammar;
+    std::vector<int32_t> tokens;
+    size_t n_masks = 0;
+};
+
+struct Stats {
+    double median = 0, p99 = 0, mean = 0, max = 0;
+};
+
+Stats stats(std::vector<double> us) {
+    Stats s;
+    if (us.empty()) return s;
+    std::sort(us.begin(), us.end());
+    s.median = us[us.size() / 2];
+    s.p99 = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+    for (double v : us) s.mean += v;
+    s.mean /= static_cast<double>(us.size());
+    s.max = us.back();
+    return s;
+}
+
+void print(const char* what, const std::vector<double>& us) {
+    const Stats s = stats(us);
+    std::printf("%-28s masks %5zu  median %9.1f us  p99 %9.1f us  mean %9.1f us  max %9.1f us\n", what, us.size(),
+                s.median, s.p99, s.mean, s.max);
+}
+
+// One walk's mask times in microseconds; the walk's tokens must be accepted.
+bool replay(const Walk& w, const TokenVocabulary& vocab, std::vector<double>& us) {
+    GrammarMatcher m(w.grammar);
+    TokenMaskCache cache;
+    TokenMask mask;
+    for (size_t step = 0; step < w.n_masks; ++step) {
+        const auto t0 = std::chrono::steady_clock::now();
+        cache.compute(m, vocab, mask);
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        if (step >= w.tokens.size()) break;
+        const int32_t t = w.tokens[step];
+        if (!mask_has(mask, t) || !m.advance(std::string_view(vocab.bytes(t)))) {
+            std::fprintf(stderr, "%s: step %zu: token %d not allowed\n", w.label.c_str(), step, t);
+            return false;
+        }
+    }
+    return true;
+}
+
+int run(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf GOLDEN.jsonl [--each]\n", argv[0]);
+        return 2;
+    }
+    const bool each = argc > 3 && std::string(argv[3]) == "--each";
+    auto gguf = GgufFile::open(argv[1]);
+    if (!gguf.ok()) return std::fprintf(stderr, "%s\n", gguf.error().c_str()), 1;
+    auto tok = Tokenizer::from_gguf(*gguf);
+    if (!tok.ok()) return std::fprintf(stderr, "%s\n", tok.error().c_str()), 1;
+    const TokenVocabulary vocab = TokenVocabulary::from_tokenizer(*tok);
+
+    std::ifstream f(argv[2]);
+    std::string line;
+    if (!std::getline(f, line)) return std::fprintf(stderr, "cannot read %s\n", argv[2]), 1;
+    std::vector<Walk> walks;
+    std::map<std::string, std::shared_ptr<const Grammar>> grammars;  // by source text
+    while (std::getline(f, line)) {
+        const auto c = nlohmann::json::parse(line);
+        Walk w;
+        w.label = c.at("name").get<std::string>() + " seed " + std::to_string(c.at("seed").get<int>());
+        const bool schema = c.contains("schema");
+        w.grammar_id = schema ? c.at("schema").get<std::string>() : c.at("gbnf").get<std::string>();
+        auto& g = grammars[w.grammar_id];
+        if (!g) {
+            auto compiled = schema ? compile_json_schema(w.grammar_id) : parse_gbnf(w.grammar_id);
+            if (!compiled.ok()) return std::fprintf(stderr, "%s: %s\n", w.label.c_str(), compiled.error().c_str()), 1;
+            g = std::make_shared<const Grammar>(std::move(*compiled));
+        }
+        w.grammar = g;
+        w.tokens = c.at("tokens").get<std::vector<int32_t>>();
+        w.n_masks = c.at("masks").size();
+        walks.push_back(std::move(w));
+    }
+
+    for (const char* pass : {"cold", "warm"}) {
+        std::vector<double> all;
+        for (const Walk& w : walks) {
+            std::vector<double> us;
+            if (!replay(w, vocab, us)) return 1;
+            if (each) print((std::string(pass) + " " + w.label).c_str(), us);
+            all.insert(all.end(), us.begin(), us.end());
+        }
+        print((std::string("tessera ") + pass).c_str(), all);
+    }
+    return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) { return tessera::run(argc, argv); }
