@@ -174,6 +174,7 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
     g.names_ = names_;
     g.byte_sets_ = byte_sets_;
     g.rule_alts_.resize(names_.size());
+    g.left_recursions_.resize(names_.size());
     g.symbols_.reserve(n_symbols_);
     for (size_t r = 0; r < names_.size(); ++r) {
         for (const auto& alt : alts_[r]) {
@@ -183,6 +184,9 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
             a.end = static_cast<uint32_t>(g.symbols_.size());
             g.symbols_.push_back({GrammarSymbol::Kind::End, static_cast<uint32_t>(r)});
             g.rule_alts_[r].push_back(a);
+            if (!alt.empty() && alt[0].kind == GrammarSymbol::Kind::Rule && alt[0].index == r) {
+                g.left_recursions_[r].push_back(a.begin + 1);
+            }
         }
     }
     // Nullable rules, to a fixed point: a rule is nullable when one of its

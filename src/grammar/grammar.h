@@ -62,6 +62,10 @@ public:
     const std::string& rule_name(uint32_t rule) const { return names_[rule]; }
     const std::vector<Alternative>& alternatives(uint32_t rule) const { return rule_alts_[rule]; }
     bool nullable(uint32_t rule) const { return nullable_[rule]; }
+    // For each alternative `rule ::= rule rest` (direct left recursion), the
+    // position of `rest`: where a finished `rule` always continues, whatever
+    // its context (the alternative was predicted with it).
+    const std::vector<uint32_t>& left_recursions(uint32_t rule) const { return left_recursions_[rule]; }
     const std::vector<GrammarSymbol>& symbols() const { return symbols_; }
     const ByteSet& byte_set(uint32_t index) const { return byte_sets_[index]; }
 
@@ -71,6 +75,7 @@ private:
     std::vector<std::string> names_;
     std::vector<std::vector<Alternative>> rule_alts_;
     std::vector<bool> nullable_;
+    std::vector<std::vector<uint32_t>> left_recursions_;
     std::vector<GrammarSymbol> symbols_;  // alternatives back to back, each ended by End
     std::vector<ByteSet> byte_sets_;
 };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "grammar/token_mask_tables.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tessera {
@@ -69,7 +70,19 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
     matcher.rollback(depth);
 }
 
+TokenMaskCache::TokenMaskCache(size_t capacity) : capacity_(capacity) {}
+TokenMaskCache::~TokenMaskCache() = default;
+TokenMaskCache::TokenMaskCache(TokenMaskCache&&) noexcept = default;
+TokenMaskCache& TokenMaskCache::operator=(TokenMaskCache&&) noexcept = default;
+
 void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out) {
+    if (!own_tables_ || own_tables_->grammar() != matcher.grammar_ptr() || &own_tables_->vocab() != &vocab) {
+        own_tables_ = std::make_unique<TokenMaskTables>(matcher.grammar_ptr(), vocab);
+    }
+    compute(matcher, *own_tables_, out);
+}
+
+void TokenMaskCache::compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out) {
     if (owner_ != matcher.lineage()) {
         entries_.clear();
         owner_ = matcher.lineage();
@@ -83,7 +96,7 @@ void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& voc
         return;
     }
     ++misses_;
-    compute_token_mask(matcher, vocab, out);
+    tables.compute(matcher, out);
     if (capacity_ == 0) return;
     if (entries_.size() == capacity_) entries_.erase(entries_.begin());
     entries_.push_back({key_, out});

@@ -15,6 +15,7 @@
 namespace tessera {
 
 class Tokenizer;
+class TokenMaskTables;
 
 // The vocabulary as the mask sees it: each token's bytes, and the end-of-
 // sequence tokens (allowed only where the grammar accepts). Tokens with no
@@ -45,7 +46,9 @@ using TokenMask = std::vector<uint64_t>;
 
 inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1; }
 
-// The tokens allowed after the matcher's input. The matcher is used as
+// The tokens allowed after the matcher's input, by walking the whole
+// vocabulary trie (no tables: the reference TokenMaskTables must equal, and
+// the way to a single mask of a grammar seen once). The matcher is used as
 // scratch and left as it was.
 void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
 
@@ -54,9 +57,17 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
 // repeats from token to token, and its mask with it. Bound to the matcher
 // it last served (GrammarMatcher::lineage; state keys of two matchers, or of
 // a matcher and its copy, are not comparable): passing another clears it.
+// Misses are computed by TokenMaskTables: pass the tables shared by every
+// sequence of the grammar; the overload taking the vocabulary keeps tables
+// of its own (built again for each cache, so each sequence pays for them).
 class TokenMaskCache {
 public:
-    explicit TokenMaskCache(size_t capacity = 16) : capacity_(capacity) {}
+    explicit TokenMaskCache(size_t capacity = 16);
+    ~TokenMaskCache();
+    TokenMaskCache(TokenMaskCache&&) noexcept;
+    TokenMaskCache& operator=(TokenMaskCache&&) noexcept;
+
+    void compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out);
     void compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
     size_t hits() const { return hits_; }
     size_t misses() const { return misses_; }
@@ -70,6 +81,7 @@ private:
     std::shared_ptr<const char> owner_;
     std::vector<Entry> entries_;  // most recently used last
     std::vector<uint64_t> key_;
+    std::unique_ptr<TokenMaskTables> own_tables_;  // for the vocabulary overload
     size_t hits_ = 0, misses_ = 0;
 };
 
