@@ -4,10 +4,11 @@
 // TokenMaskCache, as a server sequence would. bench/grammar_mask_llguidance.py
 // replays the same walks through llguidance for the side-by-side numbers.
 //
-// Two passes over the corpus: "cold" (each grammar's first walk pays for
-// everything it builds lazily) and "warm" (every walk replayed again: the
-// grammar was seen before, as a server sees the same schema request after
-// request). Prints median, p99, mean and max per pass, in microseconds.
+// Two passes over the corpus, each with new tables: "lazy" (a position's
+// table is built when a mask first needs it, inside that mask's time) and
+// "prebuilt" (TokenMaskTables::build_all first, as xgrammar does at compile
+// time; its time is printed per grammar). Prints median, p99, mean and max
+// per pass, in microseconds.
 //
 //   build/grammar_mask_bench models/SmolLM2-135M-Instruct.Q4_1.gguf
 //       tests/golden/grammar/smollm2_gbnf_masks.jsonl [--each]
@@ -116,12 +117,21 @@ int run(int argc, char** argv) {
         walks.push_back(std::move(w));
     }
 
-    std::map<std::string, std::unique_ptr<TokenMaskTables>> tables;  // one per grammar, as a server would share
-    for (const char* pass : {"cold", "warm"}) {
+    for (const bool prebuilt : {false, true}) {
+        const char* pass = prebuilt ? "prebuilt" : "lazy";
+        std::map<std::string, std::unique_ptr<TokenMaskTables>> tables;  // one per grammar, shared by its walks
         std::vector<double> all;
         for (const Walk& w : walks) {
             auto& t = tables[w.grammar_id];
-            if (!t) t = std::make_unique<TokenMaskTables>(w.grammar, vocab);
+            if (!t) {
+                t = std::make_unique<TokenMaskTables>(w.grammar, vocab);
+                if (prebuilt) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    t->build_all();
+                    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                    std::printf("build_all %-18s %4zu positions %9.1f ms\n", w.label.c_str(), t->n_built(), ms);
+                }
+            }
             std::vector<double> us;
             if (!replay(w, vocab, *t, us)) return 1;
             if (each) print((std::string(pass) + " " + w.label).c_str(), us);

@@ -208,7 +208,56 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
             }
         }
     }
+    g.compute_follow();
     return g;
+}
+
+void Grammar::compute_follow() {
+    // FIRST per rule, then FOLLOW per rule, each to a fixed point. `first_of`
+    // is the FIRST set of the symbols from `pos` to their alternative's end,
+    // and whether they are all nullable.
+    std::vector<ByteSet> first(n_rules());
+    const auto first_of = [&](uint32_t pos, ByteSet& out) {
+        for (;; ++pos) {
+            const GrammarSymbol sym = symbols_[pos];
+            if (sym.kind == GrammarSymbol::Kind::End) return true;
+            if (sym.kind == GrammarSymbol::Kind::Bytes) {
+                out.merge(byte_sets_[sym.index]);
+                return false;
+            }
+            out.merge(first[sym.index]);
+            if (!nullable_[sym.index]) return false;
+        }
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t r = 0; r < n_rules(); ++r) {
+            ByteSet f = first[r];
+            for (const auto& alt : rule_alts_[r]) first_of(alt.begin, f);
+            if (!(f == first[r])) {
+                first[r] = f;
+                changed = true;
+            }
+        }
+    }
+    follow_.assign(n_rules(), ByteSet{});
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t a = 0; a < n_rules(); ++a) {
+            for (const auto& alt : rule_alts_[a]) {
+                for (uint32_t pos = alt.begin; pos < alt.end; ++pos) {
+                    if (symbols_[pos].kind != GrammarSymbol::Kind::Rule) continue;
+                    const uint32_t b = symbols_[pos].index;
+                    ByteSet f = follow_[b];
+                    if (first_of(pos + 1, f)) f.merge(follow_[a]);
+                    if (!(f == follow_[b])) {
+                        follow_[b] = f;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
 }
 
 }  // namespace tessera

@@ -66,16 +66,21 @@ public:
     // position of `rest`: where a finished `rule` always continues, whatever
     // its context (the alternative was predicted with it).
     const std::vector<uint32_t>& left_recursions(uint32_t rule) const { return left_recursions_[rule]; }
+    // Bytes that can come right after a match of `rule`, in any context
+    // (LL's FOLLOW set; the end of input is not a byte).
+    const ByteSet& follow(uint32_t rule) const { return follow_[rule]; }
     const std::vector<GrammarSymbol>& symbols() const { return symbols_; }
     const ByteSet& byte_set(uint32_t index) const { return byte_sets_[index]; }
 
 private:
     friend class GrammarBuilder;
+    void compute_follow();
     uint32_t root_ = 0;
     std::vector<std::string> names_;
     std::vector<std::vector<Alternative>> rule_alts_;
     std::vector<bool> nullable_;
     std::vector<std::vector<uint32_t>> left_recursions_;
+    std::vector<ByteSet> follow_;
     std::vector<GrammarSymbol> symbols_;  // alternatives back to back, each ended by End
     std::vector<ByteSet> byte_sets_;
 };

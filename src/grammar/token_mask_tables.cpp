@@ -40,22 +40,31 @@ TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
     p.accepted.assign((static_cast<size_t>(vocab.n_tokens()) + 63) / 64, 0);
     p.uncertain.assign((sorted.size() + 63) / 64, 0);
     GrammarMatcher m(grammar_, pos);
-    // ended[d]: the alternative ended after 1..d bytes of the current prefix.
-    std::vector<uint8_t> ended{0};
+    // The alternative's end leads to its rule's context, whose first byte is
+    // in the rule's FOLLOW set: a token ending it at byte e is uncertain only
+    // if its byte e is in there.
+    uint32_t end = pos;
+    while (grammar_->symbols()[end].kind != GrammarSymbol::Kind::End) ++end;
+    const ByteSet& follow = grammar_->follow(grammar_->symbols()[end].index);
+    // open[d]: with d bytes fed, the alternative ended after 1..d-1 of them
+    // with a FOLLOW byte next; accepting[d]: it ended after exactly d.
+    std::vector<uint8_t> open{0}, accepting{0};
     size_t depth = 0;
     size_t i = 0;
     while (i < sorted.size()) {
         if (depth > lcp[i]) {
             m.rollback(depth - lcp[i]);
             depth = lcp[i];
-            ended.resize(depth + 1);
+            open.resize(depth + 1);
+            accepting.resize(depth + 1);
         }
         // As in compute_token_mask: the last byte is looked up, not fed.
         const std::string& bytes = vocab.bytes(sorted[i]);
         const size_t last = bytes.size() - 1;
         while (depth < last && m.advance(static_cast<uint8_t>(bytes[depth]))) {
+            open.push_back(open.back() | static_cast<uint8_t>(accepting.back() && follow.has(static_cast<uint8_t>(bytes[depth]))));
+            accepting.push_back(m.accepting() ? 1 : 0);
             ++depth;
-            ended.push_back(ended.back() | static_cast<uint8_t>(m.accepting()));
         }
         if (depth == last && m.allowed_bytes().has(static_cast<uint8_t>(bytes[last]))) {
             set_bit(p.accepted, static_cast<size_t>(sorted[i]));
@@ -64,7 +73,7 @@ TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
         }
         // bytes[depth] rejected here: so is every following token sharing
         // bytes[0..depth], and all of them are uncertain or none.
-        const bool uncertain = ended[depth] != 0;
+        const bool uncertain = open[depth] || (accepting[depth] && follow.has(static_cast<uint8_t>(bytes[depth])));
         do {
             if (uncertain) set_bit(p.uncertain, i);
             ++i;

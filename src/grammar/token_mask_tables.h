@@ -39,8 +39,9 @@ public:
 private:
     // What one position decides alone. A token is accepted when the rest of
     // the position's alternative consumes all its bytes; uncertain when it is
-    // not accepted but the alternative can end after at least one of its
-    // bytes (the rest depends on the context); else rejected.
+    // not accepted but the alternative can end after one or more of its
+    // bytes with a byte of its rule's FOLLOW set next (the rest depends on
+    // the context); else rejected.
     struct Position {
         TokenMask accepted;               // by token id
         std::vector<uint64_t> uncertain;  // by index into vocab.sorted()

@@ -137,6 +137,33 @@ TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
     EXPECT_FALSE(kernel.empty());
 }
 
+TEST(GrammarMaskTables, FollowSets) {
+    // a is followed by "x", by b's first byte, or (b nullable) by what
+    // follows root: nothing; c by d's and then by itself through the loop.
+    const auto g = compile("root ::= a \"x\" | a b | \"[\" c \"]\"\n"
+                           "a ::= \"p\"\nb ::= \"q\" | \"\"\nc ::= d | c \",\" d\nd ::= [0-9]\n");
+    ASSERT_NE(g, nullptr);
+    const auto bytes_of = [](const ByteSet& s) {
+        std::string out;
+        for (int b = 0; b < 256; ++b) {
+            if (s.has(static_cast<uint8_t>(b))) out.push_back(static_cast<char>(b));
+        }
+        return out;
+    };
+    const auto rule = [&](const std::string& name) {
+        for (uint32_t r = 0; r < g->n_rules(); ++r) {
+            if (g->rule_name(r) == name) return r;
+        }
+        ADD_FAILURE() << "no rule " << name;
+        return uint32_t{0};
+    };
+    EXPECT_EQ(bytes_of(g->follow(rule("a"))), "qx");
+    EXPECT_EQ(bytes_of(g->follow(rule("b"))), "");
+    EXPECT_EQ(bytes_of(g->follow(rule("c"))), ",]");
+    EXPECT_EQ(bytes_of(g->follow(rule("d"))), ",]");
+    EXPECT_EQ(bytes_of(g->follow(rule("root"))), "");
+}
+
 TEST(GrammarMaskTables, CacheOverTablesMatchesPlainWalk) {
     const TokenVocabulary vocab = synthetic_vocabulary();
     const auto g = compile(kGrammars[0]);
