@@ -1,5 +1,5 @@
 // Token mask time per step on the golden corpus's random walks
-// (tests/golden/grammar/*.jsonl: GBNF grammars and JSON Schemas walked on
+// (tests/golden/grammar/*.jsonl: GBNF grammars, regexes and JSON Schemas walked on
 // SmolLM2's vocabulary), each walk replayed with a fresh per-sequence
 // TokenMaskCache, as a server sequence would. bench/grammar_mask_llguidance.py
 // replays the same walks through llguidance for the side-by-side numbers.
@@ -26,6 +26,7 @@
 #include "gguf/gguf_file.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/regex.h"
 #include "grammar/token_mask.h"
 #include "grammar/token_mask_tables.h"
 #include "tokenizer/tokenizer.h"
@@ -103,11 +104,12 @@ int run(int argc, char** argv) {
         const auto c = nlohmann::json::parse(line);
         Walk w;
         w.label = c.at("name").get<std::string>() + " seed " + std::to_string(c.at("seed").get<int>());
-        const bool schema = c.contains("schema");
-        w.grammar_id = schema ? c.at("schema").get<std::string>() : c.at("gbnf").get<std::string>();
+        const char* kind = c.contains("schema") ? "schema" : c.contains("regex") ? "regex" : "gbnf";
+        w.grammar_id = std::string(kind) + ":" + c.at(kind).get<std::string>();
         auto& g = grammars[w.grammar_id];
         if (!g) {
-            auto compiled = schema ? compile_json_schema(w.grammar_id) : parse_gbnf(w.grammar_id);
+            const std::string text = c.at(kind).get<std::string>();
+            auto compiled = kind[0] == 's' ? compile_json_schema(text) : kind[0] == 'r' ? compile_regex(text) : parse_gbnf(text);
             if (!compiled.ok()) return std::fprintf(stderr, "%s: %s\n", w.label.c_str(), compiled.error().c_str()), 1;
             g = std::make_shared<const Grammar>(std::move(*compiled));
         }

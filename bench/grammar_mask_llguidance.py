@@ -50,9 +50,10 @@ def main():
                 schema = dict(json.loads(key), **{"x-guidance": COMPACT})
                 grammars[key] = llguidance.grammar_from("json_schema", json.dumps(schema))
         else:
-            key = w["gbnf"]
+            kind = "regex" if "regex" in w else "gbnf"
+            key = kind + ":" + w[kind]
             if key not in grammars:
-                grammars[key] = llguidance.grammar_from("gbnf", key)
+                grammars[key] = llguidance.grammar_from(kind, w[kind])
         w["key"] = key
 
     for pass_name in ("cold", "warm"):
