@@ -5,7 +5,9 @@
 #include "grammar/token_mask.h"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
+#include <unordered_map>
 
 #include "grammar/token_mask_tables.h"
 #include "tokenizer/tokenizer.h"
@@ -13,7 +15,7 @@
 namespace tessera {
 
 TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vector<int32_t> eos_ids)
-    : bytes_(std::move(token_bytes)), eos_ids_(std::move(eos_ids)) {
+    : bytes_(std::move(token_bytes)), eos_ids_(std::move(eos_ids)), tables_(std::make_shared<TablesRegistry>()) {
     for (size_t i = 0; i < bytes_.size(); ++i) {
         // 65535 bytes bound the shared-prefix width; no real token comes near.
         if (!bytes_[i].empty() && bytes_[i].size() < 65535) sorted_.push_back(static_cast<int32_t>(i));
@@ -26,6 +28,24 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
         const auto mm = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
         lcp_[i] = static_cast<uint16_t>(mm.first - a.begin());
     }
+}
+
+struct TokenVocabulary::TablesRegistry {
+    std::mutex mu;
+    std::unordered_map<const Grammar*, std::weak_ptr<TokenMaskTables>> tables;
+};
+
+std::shared_ptr<TokenMaskTables> TokenVocabulary::shared_tables(const std::shared_ptr<const Grammar>& grammar) const {
+    std::lock_guard<std::mutex> lock(tables_->mu);
+    auto& slot = tables_->tables[grammar.get()];
+    // The grammar cannot have been freed and its address reused while its
+    // tables live (they hold it); a copy of this vocabulary has its own.
+    std::shared_ptr<TokenMaskTables> t = slot.lock();
+    if (t && t->grammar() == grammar && &t->vocab() == this) return t;
+    t = std::make_shared<TokenMaskTables>(grammar, *this);
+    slot = t;
+    std::erase_if(tables_->tables, [](const auto& e) { return e.second.expired(); });
+    return t;
 }
 
 TokenVocabulary TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {
@@ -76,10 +96,10 @@ TokenMaskCache::TokenMaskCache(TokenMaskCache&&) noexcept = default;
 TokenMaskCache& TokenMaskCache::operator=(TokenMaskCache&&) noexcept = default;
 
 void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out) {
-    if (!own_tables_ || own_tables_->grammar() != matcher.grammar_ptr() || &own_tables_->vocab() != &vocab) {
-        own_tables_ = std::make_unique<TokenMaskTables>(matcher.grammar_ptr(), vocab);
+    if (!tables_ || tables_->grammar() != matcher.grammar_ptr() || &tables_->vocab() != &vocab) {
+        tables_ = vocab.shared_tables(matcher.grammar_ptr());
     }
-    compute(matcher, *own_tables_, out);
+    compute(matcher, *tables_, out);
 }
 
 void TokenMaskCache::compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out) {

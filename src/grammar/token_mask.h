@@ -34,11 +34,19 @@ public:
     const std::vector<int32_t>& sorted() const { return sorted_; }
     const std::vector<uint16_t>& shared_prefix() const { return lcp_; }
 
+    // The token tables of `grammar` over this vocabulary, shared by every
+    // caller while one holds them, so the sequences of one grammar build
+    // each position's table once (TokenMaskCache's vocabulary overload uses
+    // them). Thread-safe.
+    std::shared_ptr<TokenMaskTables> shared_tables(const std::shared_ptr<const Grammar>& grammar) const;
+
 private:
     std::vector<std::string> bytes_;
     std::vector<int32_t> eos_ids_;
     std::vector<int32_t> sorted_;
     std::vector<uint16_t> lcp_;
+    struct TablesRegistry;
+    std::shared_ptr<TablesRegistry> tables_;  // shared by copies, which check the tables' vocabulary
 };
 
 // A bitset over token ids: bit (id % 64) of word id / 64.
@@ -58,8 +66,8 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
 // it last served (GrammarMatcher::lineage; state keys of two matchers, or of
 // a matcher and its copy, are not comparable): passing another clears it.
 // Misses are computed by TokenMaskTables: pass the tables shared by every
-// sequence of the grammar; the overload taking the vocabulary keeps tables
-// of its own (built again for each cache, so each sequence pays for them).
+// sequence of the grammar, or the vocabulary, whose shared_tables() are
+// then used.
 class TokenMaskCache {
 public:
     explicit TokenMaskCache(size_t capacity = 16);
@@ -81,7 +89,7 @@ private:
     std::shared_ptr<const char> owner_;
     std::vector<Entry> entries_;  // most recently used last
     std::vector<uint64_t> key_;
-    std::unique_ptr<TokenMaskTables> own_tables_;  // for the vocabulary overload
+    std::shared_ptr<TokenMaskTables> tables_;  // for the vocabulary overload
     size_t hits_ = 0, misses_ = 0;
 };
 

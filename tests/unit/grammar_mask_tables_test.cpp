@@ -180,6 +180,31 @@ TEST(GrammarMaskTables, CacheOverTablesMatchesPlainWalk) {
     }
 }
 
+TEST(GrammarMaskTables, VocabularySharesTablesPerGrammar) {
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto g = compile(kGrammars[0]);
+    const auto other = compile(kGrammars[1]);
+    ASSERT_TRUE(g && other);
+    const auto tables = vocab.shared_tables(g);
+    EXPECT_EQ(vocab.shared_tables(g), tables);
+    EXPECT_NE(vocab.shared_tables(other), tables);
+    // Two sequences of the grammar: the second builds nothing new.
+    GrammarMatcher a(g), b(g);
+    TokenMaskCache cache_a, cache_b;
+    TokenMask mask_a, mask_b;
+    cache_a.compute(a, vocab, mask_a);
+    const size_t built = tables->n_built();
+    EXPECT_GT(built, 0u);
+    cache_b.compute(b, vocab, mask_b);
+    EXPECT_EQ(tables->n_built(), built);
+    EXPECT_EQ(mask_a, mask_b);
+    // A copy of the vocabulary gets tables that point at it.
+    const TokenVocabulary copy = vocab;
+    const auto copied = copy.shared_tables(g);
+    EXPECT_NE(copied, tables);
+    EXPECT_EQ(&copied->vocab(), &copy);
+}
+
 TEST(GrammarMaskTables, SmolLmVocabularyMatchesPlainWalk) {
     const char* path = std::getenv("TESSERA_MODEL");
     if (path == nullptr || *path == '\0') GTEST_SKIP() << "TESSERA_MODEL not set";
