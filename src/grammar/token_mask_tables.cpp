@@ -6,8 +6,9 @@
 // own alternative, it only uses items predicted after it, which the
 // position's context-free matcher reproduces; so the position's "accepted"
 // tokens are allowed, its "rejected" ones are not allowed through it, and
-// only its "uncertain" ones (the alternative ends inside the token) need the
-// real parse stack. An end before the token's first byte needs no care: the
+// only its "uncertain" ones (the alternative ends inside the token, and the
+// next byte may follow the rule somewhere: its FOLLOW set) need the real
+// parse stack. An end before the token's first byte needs no care: the
 // continuation is already a kernel item of the same set.
 #include "grammar/token_mask_tables.h"
 
