@@ -90,11 +90,6 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
     matcher.rollback(depth);
 }
 
-TokenMaskCache::TokenMaskCache(size_t capacity) : capacity_(capacity) {}
-TokenMaskCache::~TokenMaskCache() = default;
-TokenMaskCache::TokenMaskCache(TokenMaskCache&&) noexcept = default;
-TokenMaskCache& TokenMaskCache::operator=(TokenMaskCache&&) noexcept = default;
-
 void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out) {
     if (!tables_ || tables_->grammar() != matcher.grammar_ptr() || &tables_->vocab() != &vocab) {
         tables_ = vocab.shared_tables(matcher.grammar_ptr());

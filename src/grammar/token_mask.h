@@ -70,10 +70,7 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
 // then used.
 class TokenMaskCache {
 public:
-    explicit TokenMaskCache(size_t capacity = 16);
-    ~TokenMaskCache();
-    TokenMaskCache(TokenMaskCache&&) noexcept;
-    TokenMaskCache& operator=(TokenMaskCache&&) noexcept;
+    explicit TokenMaskCache(size_t capacity = 16) : capacity_(capacity) {}
 
     void compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out);
     void compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);

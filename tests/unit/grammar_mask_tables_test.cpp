@@ -198,6 +198,13 @@ TEST(GrammarMaskTables, VocabularySharesTablesPerGrammar) {
     cache_b.compute(b, vocab, mask_b);
     EXPECT_EQ(tables->n_built(), built);
     EXPECT_EQ(mask_a, mask_b);
+    // A copied cache (a forked sequence) keeps working on the same tables.
+    TokenMaskCache forked = cache_b;
+    GrammarMatcher c = b;
+    ASSERT_TRUE(c.advance(std::string_view("{\"a\":")));
+    compute_token_mask(c, vocab, mask_a);
+    forked.compute(c, vocab, mask_b);
+    EXPECT_EQ(mask_b, mask_a);
     // A copy of the vocabulary gets tables that point at it.
     const TokenVocabulary copy = vocab;
     const auto copied = copy.shared_tables(g);
