@@ -132,7 +132,10 @@ Expected<GrammarSymbol> GrammarBuilder::repeat(GrammarSymbol sym, uint32_t min, 
         return Status::error("repetition bound out of range (at most " + std::to_string(limits_.max_repetition) + ")");
     }
     const uint32_t r = new_rule("repeat");
+    const auto alt_index = static_cast<uint32_t>(alts_[r].size());
     std::vector<GrammarSymbol> head(min, sym);
+    // After i of the head's elements, min - i remain.
+    for (uint32_t i = 1; i + 2 <= min; ++i) shorter_.push_back({r, alt_index, i, r, alt_index, i + 1, min - i});
     if (max == kUnbounded) {
         // r ::= head | r sym   (left recursion: one item per byte, not a chain)
         TS_RETURN_IF_ERROR(add_alternative(r, head));
@@ -147,6 +150,8 @@ Expected<GrammarSymbol> GrammarBuilder::repeat(GrammarSymbol sym, uint32_t min, 
             TS_RETURN_IF_ERROR(add_alternative(t, {}));
             std::vector<GrammarSymbol> more{sym};
             if (has_tail) more.push_back(tail);
+            // tail_j (j = k + 1) after its element: j - 1 more may follow.
+            if (k >= 2) shorter_.push_back({t, 1, 1, tail.index, 1, 1, k});
             TS_RETURN_IF_ERROR(add_alternative(t, std::move(more)));
             tail = ref(t);
             has_tail = true;
@@ -209,6 +214,10 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
         }
     }
     g.compute_follow();
+    for (const Shorter& sh : shorter_) {
+        g.shorter_[g.rule_alts_[sh.rule][sh.alt].begin + sh.index] = {
+            g.rule_alts_[sh.shorter_rule][sh.shorter_alt].begin + sh.shorter_index, sh.remaining};
+    }
     return g;
 }
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <unordered_set>
 
 #include "core/check.h"
 
@@ -26,11 +27,26 @@ void set_bit(std::vector<uint64_t>& bits, size_t i) { bits[i >> 6] |= uint64_t{1
 }  // namespace
 
 TokenMaskTables::TokenMaskTables(std::shared_ptr<const Grammar> grammar, const TokenVocabulary& vocab)
-    : grammar_(std::move(grammar)), vocab_(&vocab) {}
+    : grammar_(std::move(grammar)), vocab_(&vocab) {
+    for (int32_t id : vocab.sorted()) max_token_bytes_ = std::max(max_token_bytes_, vocab.bytes(id).size());
+}
 
 size_t TokenMaskTables::n_built() const {
     std::lock_guard<std::mutex> lock(mu_);
     return positions_.size();
+}
+
+size_t TokenMaskTables::n_tables() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unordered_set<const Position*> distinct;
+    for (const auto& [pos, table] : positions_) distinct.insert(table.get());
+    return distinct.size();
+}
+
+std::shared_ptr<const TokenMaskTables::Position> TokenMaskTables::find(uint32_t pos) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = positions_.find(pos);
+    return it == positions_.end() ? nullptr : it->second;
 }
 
 TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
@@ -84,15 +100,22 @@ TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
 }
 
 const TokenMaskTables::Position& TokenMaskTables::position(uint32_t pos) {
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = positions_.find(pos);
-        if (it != positions_.end()) return *it->second;
+    if (auto table = find(pos)) return *table;
+    // Deep in a repetition, the place one repetition on has the same table
+    // while it still has more repetitions left than a token has bytes.
+    uint32_t canonical = pos;
+    std::shared_ptr<const Position> table;
+    const auto& shorter = grammar_->shorter();
+    for (auto it = shorter.find(canonical); it != shorter.end() && it->second.remaining - 1 > max_token_bytes_;
+         it = shorter.find(canonical)) {
+        canonical = it->second.pos;
+        if ((table = find(canonical))) break;
     }
     // Built unlocked (tens of milliseconds); a racing thread's copy is dropped.
-    auto built = std::make_unique<const Position>(build(pos));
+    if (!table) table = std::make_shared<const Position>(build(canonical));
     std::lock_guard<std::mutex> lock(mu_);
-    return *positions_.emplace(pos, std::move(built)).first->second;
+    table = positions_.emplace(canonical, table).first->second;
+    return *positions_.emplace(pos, table).first->second;
 }
 
 void TokenMaskTables::build_all() {

@@ -34,7 +34,10 @@ public:
     // time), so no later mask pays for one. Costs about one full vocabulary
     // walk per position that can start a kernel item.
     void build_all();
+    // Positions with a table, and distinct tables (positions deep in a
+    // repetition share one: Grammar::shorter).
     size_t n_built() const;
+    size_t n_tables() const;
 
 private:
     // What one position decides alone. A token is accepted when the rest of
@@ -47,12 +50,14 @@ private:
         std::vector<uint64_t> uncertain;  // by index into vocab.sorted()
     };
     const Position& position(uint32_t pos);
+    std::shared_ptr<const Position> find(uint32_t pos) const;
     Position build(uint32_t pos) const;
 
     std::shared_ptr<const Grammar> grammar_;
     const TokenVocabulary* vocab_;
+    size_t max_token_bytes_ = 0;
     mutable std::mutex mu_;
-    std::unordered_map<uint32_t, std::unique_ptr<const Position>> positions_;
+    std::unordered_map<uint32_t, std::shared_ptr<const Position>> positions_;
 };
 
 }  // namespace tessera

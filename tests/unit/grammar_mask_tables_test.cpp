@@ -119,6 +119,26 @@ TEST(GrammarMaskTables, BuildAllGivesTheSameMasks) {
     EXPECT_EQ(tables.n_built(), built);  // every kernel position was prebuilt
 }
 
+TEST(GrammarMaskTables, LongRepetitionsShareTables) {
+    // Positions deep in a bounded repetition (head and tail) share a table
+    // once the rest outlasts every token (3 to 7 bytes here).
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto g = compile("root ::= [a-c]{0,60} \"!\" | \"x\" [0-9a]{50} [b ]{2,40} \"y\"\n");
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->shorter().empty());
+    TokenMaskTables tables(g, vocab);
+    tables.build_all();
+    EXPECT_GT(tables.n_built(), 140u);
+    EXPECT_LT(tables.n_tables(), 60u);
+    for (uint32_t seed = 0; seed < 8; ++seed) {
+        compare_walk(g, vocab, tables, 60, seed, "seed " + std::to_string(seed));
+    }
+    TokenMaskTables lazy(g, vocab);
+    for (uint32_t seed = 0; seed < 8; ++seed) {
+        compare_walk(g, vocab, lazy, 60, seed + 100, "lazy seed " + std::to_string(seed));
+    }
+}
+
 TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
     // From the position after "a" in `root ::= "a" "b" x`, context unknown:
     // "b" then x, and the alternative ends after each of x's repetitions.
