@@ -138,7 +138,7 @@ int run(int argc, char** argv) {
                     t->build_all();
                     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                     build_ms += ms;
-                    if (each) std::printf("build_all %-18s %4zu positions %9.1f ms\n", w.label.c_str(), t->n_built(), ms);
+                    if (each) std::printf("build_all %-18s %4zu positions %4zu tables %9.1f ms\n", w.label.c_str(), t->n_built(), t->n_tables(), ms);
                 }
             }
             std::vector<double> us, misses;
