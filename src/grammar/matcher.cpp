@@ -164,7 +164,6 @@ void GrammarMatcher::state_key(std::vector<uint64_t>& out) const {
     out.push_back(accepting() ? 1 : 0);
 }
 
-
 void GrammarMatcher::kernel_positions(std::vector<uint32_t>& out) const {
     out.clear();
     const auto k = static_cast<uint32_t>(set_begin_.size() - 1);
