@@ -48,11 +48,19 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.bk, vector_f32(f, layer_name(l, "attn_k.bias"), c.kv_dim()));
         TS_ASSIGN_OR_RETURN(w.bv, vector_f32(f, layer_name(l, "attn_v.bias"), c.kv_dim()));
     }
+    if (c.qk_norm) {
+        TS_ASSIGN_OR_RETURN(w.q_norm, vector_f32(f, layer_name(l, "attn_q_norm.weight"), c.head_dim));
+        TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.head_dim));
+    }
     TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
     TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
     TS_ASSIGN_OR_RETURN(w.w_gate, matrix(f, layer_name(l, "ffn_gate.weight"), c.n_embd, c.n_ff));
     TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
     TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
+    if (c.is_gemma()) {  // norms after attention and after the FFN, before each residual add
+        TS_ASSIGN_OR_RETURN(w.post_attn_norm, vector_f32(f, layer_name(l, "post_attention_norm.weight"), c.n_embd));
+        TS_ASSIGN_OR_RETURN(w.post_ffn_norm, vector_f32(f, layer_name(l, "post_ffw_norm.weight"), c.n_embd));
+    }
     return Status();
 }
 

@@ -17,10 +17,14 @@ struct LayerWeights {
     const float* bq = nullptr;         // [q_dim] (qwen2) or null
     const float* bk = nullptr;         // [kv_dim]
     const float* bv = nullptr;         // [kv_dim]
+    const float* q_norm = nullptr;     // [head_dim] (qk_norm) or null
+    const float* k_norm = nullptr;     // [head_dim]
     WeightMatrix wo;                   // [n_embd rows, q_dim cols]
+    const float* post_attn_norm = nullptr;  // [n_embd] (gemma) or null
     const float* ffn_norm = nullptr;   // [n_embd]
     WeightMatrix w_gate, w_up;         // [n_ff rows, n_embd cols]
     WeightMatrix w_down;               // [n_embd rows, n_ff cols]
+    const float* post_ffn_norm = nullptr;  // [n_embd] (gemma) or null
 };
 
 struct ModelWeights {
