@@ -3,6 +3,7 @@
 #include "model/model_config.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace tessera {
 namespace {
@@ -149,6 +150,45 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     if (c.is_gemma()) TS_RETURN_IF_ERROR(read_gemma(f, a, c));
     return c;
+}
+
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+std::string rope_line(const RopeParams& r) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s, %d dims, base %g, scale %g%s", r.style == RopeStyle::Normal ? "normal" : "neox",
+                  r.n_rot, r.freq_base, r.freq_scale, r.ext_factor > 0 ? ", yarn" : "");
+    return buf;
+}
+
+}  // namespace
+
+std::string ModelConfig::describe() const {
+    std::string out;
+    auto line = [&](const char* name, const std::string& value) { out += std::string(name) + ": " + value + "\n"; };
+    line("architecture", arch);
+    line("layers", std::to_string(n_layer));
+    line("embedding", std::to_string(n_embd));
+    line("heads", std::to_string(n_head) + " (kv " + std::to_string(n_head_kv) + ", head_dim " +
+                      std::to_string(head_dim) + ")");
+    line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
+    line("vocab", std::to_string(n_vocab));
+    line("context_train", std::to_string(n_ctx_train));
+    line("rope", rope_line(rope));
+    if (qkv_bias) line("qkv_bias", "yes");
+    if (qk_norm) line("qk_norm", "yes");
+    line("attention_scale", std::to_string(attn_scale));
+    if (sliding_window > 0) {
+        line("sliding_window", std::to_string(sliding_window) + " (one global layer in every " +
+                                   std::to_string(swa_period) + ")");
+        line("rope_local", rope_line(rope_local));
+    }
+    if (attn_softcap > 0) line("attn_softcap", std::to_string(attn_softcap));
+    if (final_softcap > 0) line("final_softcap", std::to_string(final_softcap));
+    return out;
 }
 
 }  // namespace tessera

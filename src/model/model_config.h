@@ -48,6 +48,9 @@ struct ModelConfig {
     }
 
     static Expected<ModelConfig> from_gguf(const GgufFile& file);
+
+    // The key parameters, one "name: value" per line (`tessera info`).
+    std::string describe() const;
 };
 
 }  // namespace tessera

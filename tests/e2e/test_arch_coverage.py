@@ -140,6 +140,17 @@ def test_sliding_window_over_chunks_and_split_contexts(tmp_path, tessera_bin, va
     assert_logits_match(got, want, tolerance("F32"))
 
 
+def test_info_prints_the_architecture_parameters(tmp_path, tessera_bin):
+    model = build(tmp_path, variant="gemma2", wtype="F32", tied=True)
+    r = subprocess.run([tessera_bin, "info", "-m", model], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    model_part = r.stdout[r.stdout.index("\nmodel:\n"):]
+    assert "architecture: gemma2" in model_part
+    assert f"sliding_window: {tiny.SLIDING_WINDOW} (one global layer in every 2)" in model_part
+    assert f"attn_softcap: {tiny.SOFTCAPS['gemma2'][0]:.6f}" in model_part
+    assert "rope: neox" in model_part
+
+
 # ------------------------------------------------------------ Python side only
 
 def test_gguf_round_trips_through_reader(tmp_path):
