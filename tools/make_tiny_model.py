@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes tiny random-weight GGUF models (llama, qwen2, qwen3, gemma2, gemma3) so the C++
+# Writes tiny random-weight GGUF models (llama, qwen2, qwen3, gemma2, gemma3, phi3) so the C++
 # forward pass can be checked on every attention layout and weight type against
 # tools/reference_forward.py, without downloading a real model.
 """Usage: make_tiny_model.py --out FILE.gguf --variant gqa --wtype Q4_K [--tied]
@@ -34,6 +34,7 @@ VARIANTS = {
     "qwen3": ("qwen3", 8, 2, 64),
     "gemma2": ("gemma2", 4, 2, 64),
     "gemma3": ("gemma3", 8, 2, 64),
+    "phi3": ("phi3", 4, 2, 64),
 }
 ARCH_DEFAULTS = {  # architecture -> (rms eps, rope freq base, rope mode)
     "llama": (1e-5, 10000.0, "normal"),
@@ -41,6 +42,7 @@ ARCH_DEFAULTS = {  # architecture -> (rms eps, rope freq base, rope mode)
     "qwen3": (1e-6, 1000000.0, "neox"),
     "gemma2": (1e-6, 10000.0, "neox"),
     "gemma3": (1e-6, 1000000.0, "neox"),
+    "phi3": (1e-5, 10000.0, "neox"),
 }
 GEMMA = ("gemma2", "gemma3")
 # Layers per architecture: gemma3's pattern has one global layer in six.
@@ -248,6 +250,11 @@ def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, 
         t[p + "ffn_down.weight"] = mat(N_EMBD, N_FF)
         if arch in GEMMA:
             t[p + "post_ffw_norm.weight"] = norm()
+    if arch == "phi3":  # llama.cpp's phi3 layout: fused QKV rows, fused gate/up rows
+        for i in range(n_layer):
+            p = f"blk.{i}."
+            t[p + "attn_qkv.weight"] = np.concatenate([t.pop(p + f"attn_{x}.weight") for x in "qkv"])
+            t[p + "ffn_up.weight"] = np.concatenate([t.pop(p + "ffn_gate.weight"), t.pop(p + "ffn_up.weight")])
     t["output_norm.weight"] = norm()
     if not tied:
         t["output.weight"] = mat(n_vocab, N_EMBD)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# An independent float64 NumPy forward pass for llama, qwen2, qwen3, gemma2
-# and gemma3 GGUF models, written from the Hugging Face model definitions
-# (modeling_llama/qwen2/qwen3/gemma2/gemma3.py). It shares no code with the C++ engine, so agreement between the two
+# An independent float64 NumPy forward pass for llama, qwen2, qwen3, gemma2,
+# gemma3 and phi3 GGUF models, written from the Hugging Face model definitions
+# (modeling_llama/qwen2/qwen3/gemma2/gemma3/phi3.py). It shares no code with the C++ engine, so agreement between the two
 # on tiny random models is evidence that both implement the same network.
 """Usage: reference_forward.py MODEL.gguf --tokens 1,5,9 [--out logits.npy]
 
@@ -19,7 +19,8 @@ import gguf
 from gguf import GGMLQuantizationType as QT
 
 # as llama.cpp assigns per architecture
-ROPE_MODE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox", "gemma2": "neox", "gemma3": "neox"}
+ROPE_MODE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox", "gemma2": "neox", "gemma3": "neox",
+             "phi3": "neox"}
 GEMMA = ("gemma2", "gemma3")
 # Gemma3's local (sliding-window) layers use this RoPE base, unscaled
 # (HF: rope_local_base_freq); its global layers use rope.freq_base.
@@ -204,7 +205,11 @@ def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     cfg, p = m.cfg, f"blk.{i}."
     h = rms_norm(x, m.weight(p + "attn_norm.weight"), cfg.eps)
     proj = {}
-    for name in ("q", "k", "v"):
+    if cfg.arch == "phi3":  # Phi3Attention's qkv_proj: query, key and value rows in that order
+        qkv = m.linear(h, p + "attn_qkv.weight")
+        q_dim, kv_dim = cfg.n_head * cfg.head_dim, cfg.n_head_kv * cfg.head_dim
+        proj = dict(q=qkv[:, :q_dim], k=qkv[:, q_dim:q_dim + kv_dim], v=qkv[:, q_dim + kv_dim:])
+    for name in ("q", "k", "v") if not proj else ():
         y = m.linear(h, p + f"attn_{name}.weight")
         if m.has(p + f"attn_{name}.bias"):
             y = y + m.weight(p + f"attn_{name}.bias")
@@ -220,8 +225,11 @@ def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     v = proj["v"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
     x = x + m.linear(attention(q, k, v), p + "attn_output.weight")
     h = rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
-    gate = m.linear(h, p + "ffn_gate.weight")
-    up = m.linear(h, p + "ffn_up.weight")
+    if cfg.arch == "phi3":  # Phi3MLP's gate_up_proj, chunked in two: gate, then up
+        gate, up = np.split(m.linear(h, p + "ffn_up.weight"), 2, axis=-1)
+    else:
+        gate = m.linear(h, p + "ffn_gate.weight")
+        up = m.linear(h, p + "ffn_up.weight")
     silu = gate / (1.0 + np.exp(-gate))
     return x + m.linear(silu * up, p + "ffn_down.weight")
 

@@ -1,7 +1,8 @@
 // One layer's graph per architecture family, built from model/blocks.h:
-//  - arch_llama.cpp: llama, mistral, smollm, qwen2 (QKV bias) and qwen3
-//    (QK-norm): pre-norm attention and SwiGLU FFN. The qwen differences are
-//    options of the shared attention block, driven by which weights exist.
+//  - arch_llama.cpp: llama, mistral, smollm, qwen2 (QKV bias), qwen3
+//    (QK-norm) and phi3 (fused QKV and gate/up, bound as row ranges by
+//    ModelWeights): pre-norm attention and SwiGLU FFN. The qwen differences
+//    are options of the shared attention block, driven by which weights exist.
 //  - arch_gemma.cpp: gemma2 and gemma3: sliding-window layers interleaved with
 //    global ones, norms before and after attention and FFN, GeGLU.
 // Embedding scaling and final soft-capping are in Model::forward_batch.
@@ -24,6 +25,7 @@ inline LayerGraph layer_graph(ArchKind kind) {
         case ArchKind::Llama:
         case ArchKind::Qwen2:
         case ArchKind::Qwen3:
+        case ArchKind::Phi3:
             break;
     }
     return llama_layer;

@@ -65,7 +65,9 @@ Expected<ArchKind> arch_kind(const std::string& arch) {
     if (arch == "qwen3") return ArchKind::Qwen3;
     if (arch == "gemma2") return ArchKind::Gemma2;
     if (arch == "gemma3") return ArchKind::Gemma3;
-    return Status::error("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3, gemma2, gemma3)");
+    if (arch == "phi3") return ArchKind::Phi3;
+    return Status::error("unsupported architecture '" + arch +
+                         "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
 }
 
 Status read_float_or(const GgufFile& f, const std::string& key, double dflt, float& out) {
@@ -81,7 +83,10 @@ Status read_float_or(const GgufFile& f, const std::string& key, double dflt, flo
 // we know it from the model size (the 27B models scale by n_embd / n_head,
 // the others by head_dim), recognised by the layer count.
 Status read_gemma(const GgufFile& f, const std::string& a, ModelConfig& c) {
-    TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.sliding_window", c.sliding_window));
+    c.sliding_window = 4096;  // gemma2's, for files written without the key (gemma3's always have it)
+    if (c.kind == ArchKind::Gemma3 || f.find(a + ".attention.sliding_window")) {
+        TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.sliding_window", c.sliding_window));
+    }
     auto period = f.get_uint_or(a + ".attention.sliding_window_pattern", c.kind == ArchKind::Gemma2 ? 2 : 6);
     if (!period) return period.status();
     if (*period < 1 || *period > static_cast<uint64_t>(kMaxDim)) {
@@ -149,6 +154,10 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     TS_RETURN_IF_ERROR(read_rope(f, a, c));
     c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     if (c.is_gemma()) TS_RETURN_IF_ERROR(read_gemma(f, a, c));
+    // phi3's sliding_window key is ignored, as llama.cpp does (its converter
+    // does not write the window the models were trained with). Its LongRoPE
+    // (the rope_factors_long/short tensors of the 128k models) is not
+    // implemented: ModelWeights::bind refuses such files.
     return c;
 }
 

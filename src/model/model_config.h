@@ -12,10 +12,10 @@
 namespace tessera {
 
 // The forward graph a model runs (model/arch_*.cpp, one file per family).
-enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3 };
+enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
 
 struct ModelConfig {
-    std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3"
+    std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"
     ArchKind kind = ArchKind::Llama;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;

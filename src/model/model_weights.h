@@ -11,6 +11,8 @@
 
 namespace tessera {
 
+// phi3 stores Q/K/V as one attn_qkv matrix and gate/up as one ffn_up matrix
+// of 2 * n_ff rows; wq/wk/wv and w_gate/w_up are then row ranges of those.
 struct LayerWeights {
     const float* attn_norm = nullptr;  // [n_embd]
     WeightMatrix wq, wk, wv;           // [q_dim|kv_dim rows, n_embd cols]

@@ -67,6 +67,9 @@ CASES = (
         dict(variant="gemma2", wtype="Q8_0"),
         dict(variant="gemma3", wtype="F32", tied=True),
         dict(variant="gemma3", wtype="Q6_K", tied=True, rope_scale=8.0),
+        # phi3: fused QKV and gate/up matrices, read as row ranges.
+        dict(variant="phi3", wtype="F32"),
+        dict(variant="phi3", wtype="Q4_0"),
     ]
 )
 
@@ -302,6 +305,20 @@ def test_tolerances_reject_architecture_bugs(tmp_path, variant, changes):
     m = ref.Model(path)
     for key, value in changes.items():
         setattr(m.cfg, key, value)
+    with pytest.raises(AssertionError):
+        assert_logits_match(ref.forward(m, TOKENS), exact, QUANT_TOLERANCE)
+
+
+@pytest.mark.parametrize("tensor,parts", [("ffn_up", 2), ("attn_qkv", [256, 384])])
+def test_phi3_fused_row_order_matters(tmp_path, tensor, parts):
+    # Reading a fused phi3 matrix's row ranges in the wrong order (up as
+    # gate, or K rows as Q) fails the loosest tolerance.
+    path = build(tmp_path, variant="phi3", wtype="F32")
+    exact = ref.reference_logits(path, TOKENS)
+    m = ref.Model(path)
+    for i in range(m.cfg.n_layer):
+        name = f"blk.{i}.{tensor}.weight"
+        m._cache[name] = np.concatenate(np.split(m.weight(name), parts)[::-1])
     with pytest.raises(AssertionError):
         assert_logits_match(ref.forward(m, TOKENS), exact, QUANT_TOLERANCE)
 
