@@ -125,12 +125,11 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
         for (int row = 0; row < rows; ++row) {
             const int i = row / per_tok, hg = row % per_tok, kv_head = r.kv_head + hg / r.group;
             const int64_t row_end = std::min(end, r.ctx0 + i);
-            const int64_t row_start = std::max(start, window_start(s, r.ctx0 + i));
-            if (row_end <= row_start) continue;
+            if (row_end <= start) continue;
             const float* q = r.q + i * r.q_stride + hg * hd;
             float* acc = r.acc + static_cast<int64_t>(row) * hd;
             float block_max = kNegInf;
-            for (int64_t p = row_start; p < row_end; ++p) {
+            for (int64_t p = start; p < row_end; ++p) {
                 load_k_head(kv, slot0 + p, kv_head, hd, row_buf);
                 scores[p - start] = score(s, q, row_buf);
                 block_max = std::max(block_max, scores[p - start]);
@@ -139,7 +138,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             const float correction = std::exp(r.m[row] - new_max);
             r.l[row] *= correction;
             for (int d = 0; d < hd; ++d) acc[d] *= correction;
-            for (int64_t p = row_start; p < row_end; ++p) {
+            for (int64_t p = start; p < row_end; ++p) {
                 const float e = std::exp(scores[p - start] - new_max);
                 r.l[row] += e;
                 load_v_head(kv, slot0 + p, kv_head, hd, row_buf);
@@ -209,9 +208,13 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
     TS_CHECK(kv_pools.kv_dim == s.n_head_kv * s.head_dim);
     const int group = s.n_head / s.n_head_kv, hd = s.head_dim;
     const int64_t q_dim = static_cast<int64_t>(s.n_head) * hd;
-    const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
-    const AttendRangeFn kernel = find_attend_range(s.plain() ? level : SimdLevel::Scalar, hd, kv_pools.k_type,
-                                                   kv_pools.v_type);
+    // With a sliding window each piece holds one token and starts where its
+    // window does, so every row of a piece sees all of the piece's positions
+    // up to its own: the range kernels need no window mask (and the SIMD
+    // ones run). Soft-capped scores are the scalar kernel's alone.
+    const int tok_per_piece = s.window > 0 ? 1 : std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
+    const AttendRangeFn kernel = find_attend_range(s.softcap == 0.0f ? level : SimdLevel::Scalar, hd,
+                                                   kv_pools.k_type, kv_pools.v_type);
 
     // Items: (token run of one sequence, KV heads), each cut into pieces.
     const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
@@ -241,13 +244,13 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
             const int64_t ctx0 = sq.pos0 + t0 + 1, ctx_max = ctx0 + n_tok - 1;
             for (int h = 0; h < s.n_head_kv; h += heads_per_piece) {
                 const int64_t out_offset = (sq.first + t0) * q_dim + static_cast<int64_t>(h) * group * hd;
-                // Positions before the first token's window are no piece's
-                // business (sliding-window layers).
-                const int64_t p_first = window_start(s, ctx0) / step * step;
-                const bool split = p_first + step < ctx_max;
-                for (int64_t p0 = p_first; p0 < ctx_max; p0 += step) {
+                // From the window's start (0 without one); later cuts at
+                // the fixed multiples of step.
+                const int64_t p_first = window_start(s, ctx0);
+                const bool split = (p_first / step + 1) * step < ctx_max;
+                for (int64_t p0 = p_first; p0 < ctx_max; p0 = (p0 / step + 1) * step) {
                     pieces.push_back(AttnRange{q + out_offset, q_dim, n_tok, group, h, heads_per_piece, ctx0, p0,
-                                               std::min(ctx_max, p0 + step), nullptr, nullptr, nullptr});
+                                               std::min(ctx_max, (p0 / step + 1) * step), nullptr, nullptr, nullptr});
                     info.push_back(AttnPieceInfo{static_cast<int32_t>(si), split ? n_split_items : -1, out_offset});
                     partial_floats += static_cast<size_t>(n_tok) * group * heads_per_piece * (hd + 2);
                 }

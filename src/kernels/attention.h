@@ -41,9 +41,9 @@ struct AttentionShape {
     // Attention logit soft-capping (gemma2): score = softcap * tanh(score /
     // softcap), applied after `scale`; 0 = off.
     float softcap = 0.0f;
-    // The SIMD range kernels implement neither option: shapes that use one
-    // run the scalar range kernel (correct, slower; a later step).
-    bool plain() const { return window == 0 && softcap == 0.0f; }
+    // The range kernels ignore `window` (attention_batch plans pieces inside
+    // the windows); only the scalar one implements `softcap`, so soft-capped
+    // shapes run it (correct, slower; SIMD soft-capping is a later step).
 };
 
 // The scalar reference: one head of one query token attends to positions
