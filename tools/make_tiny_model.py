@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes tiny random-weight GGUF models (llama or qwen2 architecture) so the C++
+# Writes tiny random-weight GGUF models (llama, qwen2, qwen3, gemma2, gemma3, phi3) so the C++
 # forward pass can be checked on every attention layout and weight type against
 # tools/reference_forward.py, without downloading a real model.
 """Usage: make_tiny_model.py --out FILE.gguf --variant gqa --wtype Q4_K [--tied]
@@ -8,7 +8,10 @@ Layout and metadata follow llama.cpp's conventions. Random weights need no
 Q/K permutation: llama.cpp's converter permutes Hugging Face Q/K so that the
 `llama` architecture can use "normal" RoPE (adjacent pairs); a random matrix
 is equally random either way, so we simply declare the architecture and the
-reader applies that architecture's RoPE mode (llama: normal, qwen2: NeoX).
+reader applies that architecture's RoPE mode (llama: normal, the others: NeoX).
+
+Gemma norm weights are drawn around 0 as in Hugging Face checkpoints (Gemma's
+RMSNorm scales by 1 + w) and written as 1 + w, as llama.cpp's converter does.
 """
 from __future__ import annotations
 
@@ -27,11 +30,28 @@ VARIANTS = {
     "gqa": ("llama", 8, 2, 32),
     "mqa": ("llama", 8, 1, 32),
     "qwen2": ("qwen2", 4, 2, 64),
+    # q_dim (512) != n_embd: key_length is written and read.
+    "qwen3": ("qwen3", 8, 2, 64),
+    "gemma2": ("gemma2", 4, 2, 64),
+    "gemma3": ("gemma3", 8, 2, 64),
+    "phi3": ("phi3", 4, 2, 64),
 }
 ARCH_DEFAULTS = {  # architecture -> (rms eps, rope freq base, rope mode)
     "llama": (1e-5, 10000.0, "normal"),
     "qwen2": (1e-6, 1000000.0, "neox"),
+    "qwen3": (1e-6, 1000000.0, "neox"),
+    "gemma2": (1e-6, 10000.0, "neox"),
+    "gemma3": (1e-6, 1000000.0, "neox"),
+    "phi3": (1e-5, 10000.0, "neox"),
 }
+GEMMA = ("gemma2", "gemma3")
+# Layers per architecture: gemma3's pattern has one global layer in six.
+N_LAYERS = {"gemma3": 6}
+# Gemma: a window shorter than the tests' 16 tokens so the masking is
+# exercised, and soft-caps small enough to bite on these models' logits
+# (the real gemma2 values are 50 and 30).
+SLIDING_WINDOW = 5
+SOFTCAPS = {"gemma2": (3.0, 2.5)}  # (attention, final)
 WTYPES = ["F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"]
 
 N_EMBD = 256     # K of every matrix except ffn_down is a multiple of 256 (K-quants)
@@ -190,7 +210,7 @@ def add_vocab(w: gguf.GGUFWriter) -> int:
 # ---------------------------------------------------------------- model
 
 def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, hd: int,
-                   n_vocab: int, tied: bool) -> dict[str, np.ndarray]:
+                   n_vocab: int, tied: bool, n_layer: int = N_LAYER) -> dict[str, np.ndarray]:
     """Weights scaled so activations stay O(1): matrices ~ N(0, 1/fan_in),
     embeddings ~ N(0, 1), norm weights near 1, biases small. Q and K are drawn
     QK_GAIN times larger so attention scores are peaked (std ~ QK_GAIN^2):
@@ -198,14 +218,16 @@ def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, 
     def mat(n_out: int, n_in: int) -> np.ndarray:
         return rng.standard_normal((n_out, n_in)) / np.sqrt(n_in)
 
-    def norm() -> np.ndarray:
-        return 1.0 + 0.1 * rng.standard_normal(N_EMBD)
+    def norm(n: int = N_EMBD) -> np.ndarray:  # the scale the GGUF stores (gemma: 1 + w)
+        return 1.0 + 0.1 * rng.standard_normal(n)
 
     # Tied: the embedding is also the output matrix, so it takes the matrix
     # scale (1/sqrt(n_embd)) to keep logits O(1); RMSNorm rescales its input side.
+    # Gemma scales embeddings by sqrt(n_embd) on input, so its tied table
+    # feeds the first layer O(1) activations too.
     embd_scale = 1.0 / np.sqrt(N_EMBD) if tied else 1.0
     t = {"token_embd.weight": embd_scale * rng.standard_normal((n_vocab, N_EMBD))}
-    for i in range(N_LAYER):
+    for i in range(n_layer):
         p = f"blk.{i}."
         t[p + "attn_norm.weight"] = norm()
         t[p + "attn_q.weight"] = QK_GAIN * mat(n_head * hd, N_EMBD)
@@ -215,11 +237,24 @@ def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, 
             t[p + "attn_q.bias"] = 0.1 * rng.standard_normal(n_head * hd)
             t[p + "attn_k.bias"] = 0.1 * rng.standard_normal(n_kv * hd)
             t[p + "attn_v.bias"] = 0.1 * rng.standard_normal(n_kv * hd)
+        if arch in ("qwen3", "gemma3"):
+            # Per-head norms; QK_GAIN on them keeps the normed Q/K scores peaked.
+            t[p + "attn_q_norm.weight"] = QK_GAIN * norm(hd)
+            t[p + "attn_k_norm.weight"] = QK_GAIN * norm(hd)
         t[p + "attn_output.weight"] = mat(N_EMBD, n_head * hd)
+        if arch in GEMMA:
+            t[p + "post_attention_norm.weight"] = norm()
         t[p + "ffn_norm.weight"] = norm()
         t[p + "ffn_gate.weight"] = mat(N_FF, N_EMBD)
         t[p + "ffn_up.weight"] = mat(N_FF, N_EMBD)
         t[p + "ffn_down.weight"] = mat(N_EMBD, N_FF)
+        if arch in GEMMA:
+            t[p + "post_ffw_norm.weight"] = norm()
+    if arch == "phi3":  # llama.cpp's phi3 layout: fused QKV rows, fused gate/up rows
+        for i in range(n_layer):
+            p = f"blk.{i}."
+            t[p + "attn_qkv.weight"] = np.concatenate([t.pop(p + f"attn_{x}.weight") for x in "qkv"])
+            t[p + "ffn_up.weight"] = np.concatenate([t.pop(p + "ffn_gate.weight"), t.pop(p + "ffn_up.weight")])
     t["output_norm.weight"] = norm()
     if not tied:
         t["output.weight"] = mat(n_vocab, N_EMBD)
@@ -240,13 +275,22 @@ def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tie
     w.add_name(f"tessera-tiny-{variant}-{wtype}")
     w.add_context_length(N_CTX)
     w.add_embedding_length(N_EMBD)
-    w.add_block_count(N_LAYER)
+    n_layer = N_LAYERS.get(arch, N_LAYER)
+    w.add_block_count(n_layer)
     w.add_feed_forward_length(N_FF)
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
     w.add_layer_norm_rms_eps(eps)
     w.add_rope_freq_base(freq_base if freq_base is not None else default_base)
     w.add_rope_dimension_count(hd)
+    if n_head * hd != N_EMBD:
+        w.add_key_length(hd)
+        w.add_value_length(hd)
+    if arch in GEMMA:
+        w.add_sliding_window(SLIDING_WINDOW)
+        if arch in SOFTCAPS:
+            w.add_attn_logit_softcapping(SOFTCAPS[arch][0])
+            w.add_final_logit_softcapping(SOFTCAPS[arch][1])
     if rope_scale is not None:
         kind = {"linear": gguf.RopeScalingType.LINEAR, "yarn": gguf.RopeScalingType.YARN}[rope_scaling]
         w.add_rope_scaling_type(kind)
@@ -259,7 +303,7 @@ def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tie
         w.add_tensor("rope_freqs.weight", factors)
     n_vocab = add_vocab(w) if with_vocab else N_MERGES + 256 + N_SPECIAL
     rng = np.random.default_rng(seed)
-    for name, value in random_tensors(rng, arch, n_head, n_kv, hd, n_vocab, tied).items():
+    for name, value in random_tensors(rng, arch, n_head, n_kv, hd, n_vocab, tied, n_layer).items():
         if value.ndim == 1:  # norms and biases stay F32
             w.add_tensor(name, value.astype(np.float32))
         else:
@@ -276,7 +320,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--variant", choices=sorted(VARIANTS), default="gqa")
     ap.add_argument("--wtype", choices=WTYPES, default="F32")
     ap.add_argument("--rope", choices=["neox", "normal"],
-                    help="must match the architecture (llama: normal, qwen2: neox)")
+                    help="must match the architecture (llama: normal, the others: neox)")
     ap.add_argument("--rope-scale", type=float, help="write linear RoPE scaling with this factor")
     ap.add_argument("--rope-scaling", choices=["linear", "yarn"], default="linear",
                     help="kind of scaling written with --rope-scale")

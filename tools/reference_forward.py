@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# An independent float64 NumPy forward pass for llama/qwen2-architecture GGUF
-# models. It shares no code with the C++ engine, so agreement between the two
+# An independent float64 NumPy forward pass for llama, qwen2, qwen3, gemma2,
+# gemma3 and phi3 GGUF models, written from the Hugging Face model definitions
+# (modeling_llama/qwen2/qwen3/gemma2/gemma3/phi3.py). It shares no code with the C++ engine, so agreement between the two
 # on tiny random models is evidence that both implement the same network.
 """Usage: reference_forward.py MODEL.gguf --tokens 1,5,9 [--out logits.npy]
 
@@ -11,13 +12,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import gguf
 from gguf import GGMLQuantizationType as QT
 
-ROPE_MODE = {"llama": "normal", "qwen2": "neox"}  # as llama.cpp assigns per architecture
+# as llama.cpp assigns per architecture
+ROPE_MODE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox", "gemma2": "neox", "gemma3": "neox",
+             "phi3": "neox"}
+GEMMA = ("gemma2", "gemma3")
+# Gemma3's local (sliding-window) layers use this RoPE base, unscaled
+# (HF: rope_local_base_freq); its global layers use rope.freq_base.
+GEMMA3_LOCAL_BASE = 10000.0
 ACT_ROUNDING = {"none": None, "f16": QT.F16, "bf16": QT.BF16, "q8_0": QT.Q8_0}
 
 
@@ -37,6 +44,12 @@ class Config:
     yarn: bool = False
     n_ctx_orig: int = 0
     freq_factors: np.ndarray | None = None  # [rope_dims/2] divisors (rope_freqs.weight)
+    # Gemma only.
+    sliding_window: int = 0
+    layer_pattern: int = 0       # HF sliding_window_pattern: layer i is global iff (i + 1) % pattern == 0
+    attn_softcap: float = 0.0    # 0: none
+    final_softcap: float = 0.0
+    query_pre_attn_scalar: float = 0.0
 
 
 class Model:
@@ -70,8 +83,21 @@ class Model:
             raise ValueError(f"rope scaling {scale_type} is not implemented in the reference")
         n_ctx_train = int(self.field(f"{arch}.context_length", 4096))
         freqs = self.tensors.get("rope_freqs.weight")
+        n_layer = int(self.field(f"{arch}.block_count"))
+        gemma = {}
+        if arch in GEMMA:
+            # GGUF carries no query_pre_attn_scalar: HF configs set it to
+            # head_dim except for the 27B models (n_embd / n_head).
+            big = (arch, n_layer) in (("gemma2", 46), ("gemma3", 62))
+            gemma = dict(
+                sliding_window=int(self.field(f"{arch}.attention.sliding_window")),
+                layer_pattern=int(self.field(f"{arch}.attention.sliding_window_pattern",
+                                             2 if arch == "gemma2" else 6)),
+                attn_softcap=float(self.field(f"{arch}.attn_logit_softcapping", 0.0)),
+                final_softcap=float(self.field(f"{arch}.final_logit_softcapping", 0.0)),
+                query_pre_attn_scalar=float(n_embd // n_head if big else head_dim))
         return Config(
-            arch=arch, n_embd=n_embd, n_layer=int(self.field(f"{arch}.block_count")),
+            arch=arch, n_embd=n_embd, n_layer=n_layer,
             n_head=n_head, n_head_kv=int(self.field(f"{arch}.attention.head_count_kv", n_head)),
             head_dim=head_dim, rope_dims=int(self.field(f"{arch}.rope.dimension_count", head_dim)),
             eps=float(self.field(f"{arch}.attention.layer_norm_rms_epsilon")),
@@ -79,7 +105,7 @@ class Model:
             freq_scale=1.0 / factor if scale_type in ("linear", "yarn") and factor > 0 else 1.0,
             rope_mode=ROPE_MODE[arch], yarn=scale_type == "yarn",
             n_ctx_orig=int(self.field(f"{arch}.rope.scaling.original_context_length", n_ctx_train)),
-            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64))
+            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64), **gemma)
 
     def has(self, name: str) -> bool:
         return name in self.tensors
@@ -179,21 +205,94 @@ def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     cfg, p = m.cfg, f"blk.{i}."
     h = rms_norm(x, m.weight(p + "attn_norm.weight"), cfg.eps)
     proj = {}
-    for name in ("q", "k", "v"):
+    if cfg.arch == "phi3":  # Phi3Attention's qkv_proj: query, key and value rows in that order
+        qkv = m.linear(h, p + "attn_qkv.weight")
+        q_dim, kv_dim = cfg.n_head * cfg.head_dim, cfg.n_head_kv * cfg.head_dim
+        proj = dict(q=qkv[:, :q_dim], k=qkv[:, q_dim:q_dim + kv_dim], v=qkv[:, q_dim + kv_dim:])
+    for name in ("q", "k", "v") if not proj else ():
         y = m.linear(h, p + f"attn_{name}.weight")
         if m.has(p + f"attn_{name}.bias"):
             y = y + m.weight(p + f"attn_{name}.bias")
         proj[name] = y
     n_tok = x.shape[0]
-    q = rope(proj["q"].reshape(n_tok, cfg.n_head, cfg.head_dim), positions, cfg)
-    k = rope(proj["k"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim), positions, cfg)
+    q = proj["q"].reshape(n_tok, cfg.n_head, cfg.head_dim)
+    k = proj["k"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
+    if cfg.arch == "qwen3":  # q_norm / k_norm: RMSNorm over each head, before RoPE
+        q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), cfg.eps)
+        k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), cfg.eps)
+    q = rope(q, positions, cfg)
+    k = rope(k, positions, cfg)
     v = proj["v"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
     x = x + m.linear(attention(q, k, v), p + "attn_output.weight")
     h = rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
-    gate = m.linear(h, p + "ffn_gate.weight")
-    up = m.linear(h, p + "ffn_up.weight")
+    if cfg.arch == "phi3":  # Phi3MLP's gate_up_proj, chunked in two: gate, then up
+        gate, up = np.split(m.linear(h, p + "ffn_up.weight"), 2, axis=-1)
+    else:
+        gate = m.linear(h, p + "ffn_gate.weight")
+        up = m.linear(h, p + "ffn_up.weight")
     silu = gate / (1.0 + np.exp(-gate))
     return x + m.linear(silu * up, p + "ffn_down.weight")
+
+
+# ------------------------------------------------------------------ gemma
+
+def gemma_rms_norm(x: np.ndarray, stored: np.ndarray, eps: float) -> np.ndarray:
+    """Gemma's RMSNorm scales by (1 + w). llama.cpp's converter stores 1 + w
+    in the GGUF, so w is the stored value minus one."""
+    w = stored - 1.0
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * (1.0 + w)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gemma_attention(q, k, v, scaling: float, window: int, softcap: float) -> np.ndarray:
+    """Eager attention of modeling_gemma2/3: scores * scaling, optional
+    tanh soft-cap, causal mask, and for sliding layers also the mask of keys
+    with q_pos - k_pos >= window."""
+    n_tok, n_head, hd = q.shape
+    group = n_head // k.shape[1]
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    scores = np.einsum("thd,shd->hts", q, k) * scaling
+    if softcap:
+        scores = softcap * np.tanh(scores / softcap)
+    qpos, kpos = np.arange(n_tok)[:, None], np.arange(n_tok)[None, :]
+    masked = kpos > qpos
+    if window:
+        masked |= qpos - kpos >= window
+    scores[:, masked] = -np.inf
+    scores -= scores.max(axis=-1, keepdims=True)
+    p = np.exp(scores)
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("hts,shd->thd", p, v).reshape(n_tok, n_head * hd)
+
+
+def gemma_layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Gemma2DecoderLayer / Gemma3DecoderLayer."""
+    cfg, p = m.cfg, f"blk.{i}."
+    sliding = (i + 1) % cfg.layer_pattern != 0
+    rope_cfg = cfg
+    if sliding and cfg.arch == "gemma3":
+        rope_cfg = replace(cfg, freq_base=GEMMA3_LOCAL_BASE, freq_scale=1.0, yarn=False, freq_factors=None)
+    h = gemma_rms_norm(x, m.weight(p + "attn_norm.weight"), cfg.eps)
+    n_tok = x.shape[0]
+    q = m.linear(h, p + "attn_q.weight").reshape(n_tok, cfg.n_head, cfg.head_dim)
+    k = m.linear(h, p + "attn_k.weight").reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
+    v = m.linear(h, p + "attn_v.weight").reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
+    if cfg.arch == "gemma3":
+        q = gemma_rms_norm(q, m.weight(p + "attn_q_norm.weight"), cfg.eps)
+        k = gemma_rms_norm(k, m.weight(p + "attn_k_norm.weight"), cfg.eps)
+    q, k = rope(q, positions, rope_cfg), rope(k, positions, rope_cfg)
+    a = gemma_attention(q, k, v, cfg.query_pre_attn_scalar ** -0.5, cfg.sliding_window if sliding else 0,
+                        cfg.attn_softcap)
+    a = m.linear(a, p + "attn_output.weight")
+    x = x + gemma_rms_norm(a, m.weight(p + "post_attention_norm.weight"), cfg.eps)
+    h = gemma_rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
+    f = gelu_tanh(m.linear(h, p + "ffn_gate.weight")) * m.linear(h, p + "ffn_up.weight")
+    f = m.linear(f, p + "ffn_down.weight")
+    return x + gemma_rms_norm(f, m.weight(p + "post_ffw_norm.weight"), cfg.eps)
 
 
 def forward(m: Model, tokens: list[int]) -> np.ndarray:
@@ -203,11 +302,18 @@ def forward(m: Model, tokens: list[int]) -> np.ndarray:
         raise ValueError(f"token ids must be in [0, {embd.shape[0]})")
     x = embd[np.asarray(tokens)]
     positions = np.arange(len(tokens))
+    gemma = m.cfg.arch in GEMMA
+    if gemma:
+        x = x * np.sqrt(m.cfg.n_embd)  # the embedding normalizer
     for i in range(m.cfg.n_layer):
-        x = layer(m, i, x, positions)
-    x = rms_norm(x, m.weight("output_norm.weight"), m.cfg.eps)
+        x = gemma_layer(m, i, x, positions) if gemma else layer(m, i, x, positions)
+    norm = gemma_rms_norm if gemma else rms_norm
+    x = norm(x, m.weight("output_norm.weight"), m.cfg.eps)
     out = "output.weight" if m.has("output.weight") else "token_embd.weight"
-    return m.linear(x, out)
+    logits = m.linear(x, out)
+    if m.cfg.final_softcap:
+        logits = m.cfg.final_softcap * np.tanh(logits / m.cfg.final_softcap)
+    return logits
 
 
 def reference_logits(path: str, tokens: list[int], act_round: str = "none") -> np.ndarray:

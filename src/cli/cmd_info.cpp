@@ -1,10 +1,12 @@
-// `tessera info`: print a GGUF file's metadata and tensor table.
+// `tessera info`: print a GGUF file's metadata and tensor table, then the
+// model parameters tessera reads from it (or why it cannot run it).
 #include <cstdio>
 #include <string>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
+#include "model/model_config.h"
 
 namespace tessera {
 
@@ -34,6 +36,17 @@ int cmd_info(int argc, char** argv) {
         total += t.n_bytes;
     }
     std::printf("\ntotal tensor bytes: %zu\n", total);
+    auto config = ModelConfig::from_gguf(*file);
+    if (config) {
+        std::printf("\nmodel:\n");
+        const std::string text = config->describe();
+        size_t begin = 0;
+        for (size_t end = text.find('\n'); end != std::string::npos; begin = end + 1, end = text.find('\n', begin)) {
+            std::printf("  %s\n", text.substr(begin, end - begin).c_str());
+        }
+    } else {
+        std::printf("\nmodel: not supported: %s\n", config.error().c_str());
+    }
     return 0;
 }
 

@@ -1,4 +1,5 @@
-// SwiGLU dispatch: the row kernel table's vector code, or the scalar reference.
+// SwiGLU dispatch (the row kernel table's vector code, or the scalar
+// reference), and the scalar GeGLU and soft-capping.
 #include "kernels/activations.h"
 
 #include "kernels/row_kernels.h"
@@ -11,6 +12,14 @@ void swiglu_inplace(float* gate, const float* up, int64_t n, SimdLevel level) {
         return;
     }
     for (int64_t k = 0; k < n; ++k) gate[k] = silu(gate[k]) * up[k];
+}
+
+void geglu_inplace(float* gate, const float* up, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) gate[k] = gelu_tanh(gate[k]) * up[k];
+}
+
+void softcap_inplace(float* x, int64_t n, float cap) {
+    for (int64_t k = 0; k < n; ++k) x[k] = cap * std::tanh(x[k] / cap);
 }
 
 }  // namespace tessera

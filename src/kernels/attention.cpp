@@ -41,6 +41,17 @@ float dot(const float* q, const float* k, int n) {
     return sum;
 }
 
+// One attention logit: the scaled dot product, soft-capped when the shape says so.
+float score(const AttentionShape& s, const float* q, const float* k) {
+    const float x = dot(q, k, s.head_dim) * s.scale;
+    return s.softcap > 0.0f ? s.softcap * std::tanh(x / s.softcap) : x;
+}
+
+// First position a query that sees positions < ctx_end attends to.
+int64_t window_start(const AttentionShape& s, int64_t ctx_end) {
+    return s.window > 0 ? std::max<int64_t>(0, ctx_end - s.window) : 0;
+}
+
 // One head's slice of the V row at `slot`, decoded to floats: the reference
 // conversion the SIMD kernels' in-register loads must match.
 void load_v_head(const PagedKv& kv, int64_t slot, int kv_head, int hd, float* dst) {
@@ -67,13 +78,18 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
     std::fill(out, out + hd, 0.0f);
     float scores[256];
     float row[kMaxHeadDim];
-    for (int64_t start = 0; start < n_ctx; start += kv.block_size) {
+    const int64_t first = window_start(s, n_ctx);
+    for (int64_t start = first / kv.block_size * kv.block_size; start < n_ctx; start += kv.block_size) {
         const int n = static_cast<int>(std::min<int64_t>(kv.block_size, n_ctx - start));
         const int64_t slot0 = kv.block_table[start / kv.block_size];
         float block_max = kNegInf;
         for (int j = 0; j < n; ++j) {
+            if (start + j < first) {  // slid out of the window
+                scores[j] = kNegInf;
+                continue;
+            }
             load_k_head(kv, slot0 + j, kv_head, hd, row);
-            scores[j] = dot(q, row, hd) * s.scale;
+            scores[j] = score(s, q, row);
             block_max = std::max(block_max, scores[j]);
         }
         const float new_max = std::max(running_max, block_max);
@@ -81,6 +97,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
         running_sum *= correction;
         for (int d = 0; d < hd; ++d) out[d] *= correction;
         for (int j = 0; j < n; ++j) {
+            if (scores[j] == kNegInf) continue;
             const float p = std::exp(scores[j] - new_max);
             running_sum += p;
             load_v_head(kv, slot0 + j, kv_head, hd, row);
@@ -114,7 +131,7 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
             float block_max = kNegInf;
             for (int64_t p = start; p < row_end; ++p) {
                 load_k_head(kv, slot0 + p, kv_head, hd, row_buf);
-                scores[p - start] = dot(q, row_buf, hd) * s.scale;
+                scores[p - start] = score(s, q, row_buf);
                 block_max = std::max(block_max, scores[p - start]);
             }
             const float new_max = std::max(r.m[row], block_max);
@@ -191,8 +208,13 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
     TS_CHECK(kv_pools.kv_dim == s.n_head_kv * s.head_dim);
     const int group = s.n_head / s.n_head_kv, hd = s.head_dim;
     const int64_t q_dim = static_cast<int64_t>(s.n_head) * hd;
-    const int tok_per_piece = std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
-    const AttendRangeFn kernel = find_attend_range(level, hd, kv_pools.k_type, kv_pools.v_type);
+    // With a sliding window each piece holds one token and starts where its
+    // window does, so every row of a piece sees all of the piece's positions
+    // up to its own: the range kernels need no window mask (and the SIMD
+    // ones run). Soft-capped scores are the scalar kernel's alone.
+    const int tok_per_piece = s.window > 0 ? 1 : std::clamp(kMaxRowsPerPiece / group, 1, kMaxTokensPerPiece);
+    const AttendRangeFn kernel = find_attend_range(s.softcap == 0.0f ? level : SimdLevel::Scalar, hd,
+                                                   kv_pools.k_type, kv_pools.v_type);
 
     // Items: (token run of one sequence, KV heads), each cut into pieces.
     const int64_t step = (kSplitPositions + block_size - 1) / block_size * block_size;
@@ -222,10 +244,13 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
             const int64_t ctx0 = sq.pos0 + t0 + 1, ctx_max = ctx0 + n_tok - 1;
             for (int h = 0; h < s.n_head_kv; h += heads_per_piece) {
                 const int64_t out_offset = (sq.first + t0) * q_dim + static_cast<int64_t>(h) * group * hd;
-                const bool split = step < ctx_max;
-                for (int64_t p0 = 0; p0 < ctx_max; p0 += step) {
+                // From the window's start (0 without one); later cuts at
+                // the fixed multiples of step.
+                const int64_t p_first = window_start(s, ctx0);
+                const bool split = (p_first / step + 1) * step < ctx_max;
+                for (int64_t p0 = p_first; p0 < ctx_max; p0 = (p0 / step + 1) * step) {
                     pieces.push_back(AttnRange{q + out_offset, q_dim, n_tok, group, h, heads_per_piece, ctx0, p0,
-                                               std::min(ctx_max, p0 + step), nullptr, nullptr, nullptr});
+                                               std::min(ctx_max, (p0 / step + 1) * step), nullptr, nullptr, nullptr});
                     info.push_back(AttnPieceInfo{static_cast<int32_t>(si), split ? n_split_items : -1, out_offset});
                     partial_floats += static_cast<size_t>(n_tok) * group * heads_per_piece * (hd + 2);
                 }

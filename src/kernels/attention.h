@@ -35,10 +35,19 @@ struct AttentionShape {
     int n_head_kv;
     int head_dim;
     float scale;  // usually 1/sqrt(head_dim)
+    // Sliding-window attention (gemma2/3 local layers): a query at position
+    // p sees positions > p - window only; 0 = the whole causal context.
+    int64_t window = 0;
+    // Attention logit soft-capping (gemma2): score = softcap * tanh(score /
+    // softcap), applied after `scale`; 0 = off.
+    float softcap = 0.0f;
+    // The range kernels ignore `window` (attention_batch plans pieces inside
+    // the windows); only the scalar one implements `softcap`, so soft-capped
+    // shapes run it (correct, slower; SIMD soft-capping is a later step).
 };
 
 // The scalar reference: one head of one query token attends to positions
-// [0, n_ctx). q and out are that head's [head_dim] slices; `head` picks the
+// [0, n_ctx) (the last `window` of them when s.window > 0). q and out are that head's [head_dim] slices; `head` picks the
 // KV head (head / group size). block_size must be at most 256.
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out);
 
@@ -89,7 +98,8 @@ struct AttentionScratch {
     std::vector<float> partial;       // acc, m, l of every piece
 };
 
-// Attention of every batch token to its own sequence's positions [0, pos].
+// Attention of every batch token to its own sequence's positions [0, pos]
+// (or (pos - window, pos] with a sliding window).
 // q and out: [n_tokens, n_head * head_dim]; kv's pools hold every
 // sequence's K/V (already written for the batch tokens; kv.block_table is
 // ignored, each AttnSeq brings its own).

@@ -1,5 +1,5 @@
 // A loaded model: the GGUF mapping, its config and weight views, and the
-// forward pass. Forward runs a run of tokens of one sequence, appends their
+// forward pass (per-architecture layer graphs in model/arch.h). Forward runs a run of tokens of one sequence, appends their
 // K/V to the sequence's blocks and returns logits. One forward at a time: the
 // activation workspace is shared (the engine thread owns the model).
 #pragma once
@@ -24,6 +24,8 @@ namespace tessera {
 // driving forward passes directly (`tessera logits`, `tessera bench`, tests).
 // It takes nothing from the cache's BlockPool: a cache it uses serves no
 // scheduler. The engine's sequences get their block tables from sched/.
+struct ForwardWorkspace;
+
 struct SoloSequence {
     // Blocks [first_block, first_block + n_blocks) of `cache`; n_blocks < 0: to the end.
     explicit SoloSequence(const KvCache& cache, int first_block = 0, int n_blocks = -1);
@@ -70,17 +72,11 @@ public:
 
 private:
     Model(GgufFile file, ModelConfig config, ModelWeights weights);
-    struct Workspace;
-    void attention_layer(int layer, const Batch& batch, KvCache& cache, ThreadPool& pool);
-    void ffn_layer(int layer, int64_t n, ThreadPool& pool);
-    // h = RMSNorm(x) * weight and x += proj for the batch's n tokens.
-    void rms_norm_rows(const float* weight, int64_t n, ThreadPool& pool);
-    void add_residual(int64_t n, ThreadPool& pool);
 
     GgufFile file_;
     ModelConfig config_;
     ModelWeights weights_;
-    std::unique_ptr<Workspace> ws_;
+    std::unique_ptr<ForwardWorkspace> ws_;
 };
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #include "model/model_config.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace tessera {
 namespace {
@@ -58,6 +59,55 @@ Status read_rope(const GgufFile& f, const std::string& a, ModelConfig& c) {
     return Status();
 }
 
+Expected<ArchKind> arch_kind(const std::string& arch) {
+    if (arch == "llama") return ArchKind::Llama;
+    if (arch == "qwen2") return ArchKind::Qwen2;
+    if (arch == "qwen3") return ArchKind::Qwen3;
+    if (arch == "gemma2") return ArchKind::Gemma2;
+    if (arch == "gemma3") return ArchKind::Gemma3;
+    if (arch == "phi3") return ArchKind::Phi3;
+    return Status::error("unsupported architecture '" + arch +
+                         "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+}
+
+Status read_float_or(const GgufFile& f, const std::string& key, double dflt, float& out) {
+    auto v = f.get_float_or(key, dflt);
+    if (!v) return v.status();
+    if (!std::isfinite(*v) || *v < 0) return Status::error("metadata '" + key + "' must be finite and >= 0");
+    out = static_cast<float>(*v);
+    return Status();
+}
+
+// Gemma2/3: local/global layer pattern, soft-capping, query scale and the
+// local layers' RoPE. GGUF has no query_pre_attn_scalar key: like llama.cpp
+// we know it from the model size (the 27B models scale by n_embd / n_head,
+// the others by head_dim), recognised by the layer count.
+Status read_gemma(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    c.sliding_window = 4096;  // gemma2's, for files written without the key (gemma3's always have it)
+    if (c.kind == ArchKind::Gemma3 || f.find(a + ".attention.sliding_window")) {
+        TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.sliding_window", c.sliding_window));
+    }
+    auto period = f.get_uint_or(a + ".attention.sliding_window_pattern", c.kind == ArchKind::Gemma2 ? 2 : 6);
+    if (!period) return period.status();
+    if (*period < 1 || *period > static_cast<uint64_t>(kMaxDim)) {
+        return Status::error("attention.sliding_window_pattern is out of range");
+    }
+    c.swa_period = static_cast<int32_t>(*period);
+    TS_RETURN_IF_ERROR(read_float_or(f, a + ".attn_logit_softcapping", 0.0, c.attn_softcap));
+    TS_RETURN_IF_ERROR(read_float_or(f, a + ".final_logit_softcapping", 0.0, c.final_softcap));
+    const bool is_27b = (c.kind == ArchKind::Gemma2 && c.n_layer == 46) || (c.kind == ArchKind::Gemma3 && c.n_layer == 62);
+    const float query_pre_attn_scalar = is_27b ? static_cast<float>(c.n_embd / c.n_head) : static_cast<float>(c.head_dim);
+    c.attn_scale = 1.0f / std::sqrt(query_pre_attn_scalar);
+    c.rope_local = c.rope;
+    if (c.kind == ArchKind::Gemma3) {  // local layers: base 10000 and no scaling
+        c.rope_local.freq_base = 10000.0f;
+        c.rope_local.freq_scale = 1.0f;
+        c.rope_local.ext_factor = 0.0f;
+        c.rope_local.attn_factor = 1.0f;
+    }
+    return Status();
+}
+
 }  // namespace
 
 Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
@@ -65,11 +115,10 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     auto arch = f.get_string("general.architecture");
     if (!arch) return arch.status();
     c.arch = *arch;
-    if (c.arch != "llama" && c.arch != "qwen2") {
-        return Status::error("unsupported architecture '" + c.arch + "' (supported: llama, qwen2)");
-    }
+    TS_ASSIGN_OR_RETURN(c.kind, arch_kind(c.arch));
     const std::string& a = c.arch;
-    c.qkv_bias = (a == "qwen2");
+    c.qkv_bias = c.kind == ArchKind::Qwen2;
+    c.qk_norm = c.kind == ArchKind::Qwen3 || c.kind == ArchKind::Gemma3;
     TS_RETURN_IF_ERROR(read_positive(f, a + ".embedding_length", c.n_embd));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".block_count", c.n_layer));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".feed_forward_length", c.n_ff));
@@ -103,7 +152,52 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     }
     c.n_vocab = static_cast<int32_t>(embd->ne[1]);
     TS_RETURN_IF_ERROR(read_rope(f, a, c));
+    c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    if (c.is_gemma()) TS_RETURN_IF_ERROR(read_gemma(f, a, c));
+    // phi3's sliding_window key is ignored, as llama.cpp does (its converter
+    // does not write the window the models were trained with). Its LongRoPE
+    // (the rope_factors_long/short tensors of the 128k models) is not
+    // implemented: ModelWeights::bind refuses such files.
     return c;
+}
+
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+std::string rope_line(const RopeParams& r) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s, %d dims, base %g, scale %g%s", r.style == RopeStyle::Normal ? "normal" : "neox",
+                  r.n_rot, r.freq_base, r.freq_scale, r.ext_factor > 0 ? ", yarn" : "");
+    return buf;
+}
+
+}  // namespace
+
+std::string ModelConfig::describe() const {
+    std::string out;
+    auto line = [&](const char* name, const std::string& value) { out += std::string(name) + ": " + value + "\n"; };
+    line("architecture", arch);
+    line("layers", std::to_string(n_layer));
+    line("embedding", std::to_string(n_embd));
+    line("heads", std::to_string(n_head) + " (kv " + std::to_string(n_head_kv) + ", head_dim " +
+                      std::to_string(head_dim) + ")");
+    line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
+    line("vocab", std::to_string(n_vocab));
+    line("context_train", std::to_string(n_ctx_train));
+    line("rope", rope_line(rope));
+    if (qkv_bias) line("qkv_bias", "yes");
+    if (qk_norm) line("qk_norm", "yes");
+    line("attention_scale", std::to_string(attn_scale));
+    if (sliding_window > 0) {
+        line("sliding_window", std::to_string(sliding_window) + " (one global layer in every " +
+                                   std::to_string(swa_period) + ")");
+        line("rope_local", rope_line(rope_local));
+    }
+    if (attn_softcap > 0) line("attn_softcap", std::to_string(attn_softcap));
+    if (final_softcap > 0) line("final_softcap", std::to_string(final_softcap));
+    return out;
 }
 
 }  // namespace tessera

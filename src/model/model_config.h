@@ -11,8 +11,12 @@
 
 namespace tessera {
 
+// The forward graph a model runs (model/arch_*.cpp, one file per family).
+enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+
 struct ModelConfig {
-    std::string arch;  // "llama", "qwen2", ...
+    std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"
+    ArchKind kind = ArchKind::Llama;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
     int32_t n_embd = 0;
@@ -23,12 +27,30 @@ struct ModelConfig {
     int32_t n_ff = 0;
     float norm_eps = 1e-5f;
     bool qkv_bias = false;  // qwen2
+    bool qk_norm = false;   // per-head RMSNorm of Q and K before RoPE: qwen3, gemma3
     RopeParams rope;        // freq_factors filled from the rope_freqs tensor if present
+    float attn_scale = 0;   // query scale, 1/sqrt(head_dim) unless the architecture says otherwise
+
+    // Gemma2/3 only (0 = off for the others).
+    float attn_softcap = 0;     // attention logit soft-capping (gemma2)
+    float final_softcap = 0;    // output logit soft-capping (gemma2)
+    int32_t sliding_window = 0; // positions a local layer's query sees, itself included
+    int32_t swa_period = 0;     // every swa_period-th layer is global, the others local
+    RopeParams rope_local;      // RoPE of the local layers (gemma3: base 10000, unscaled)
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     int32_t q_dim() const { return n_head * head_dim; }
+    bool is_gemma() const { return kind == ArchKind::Gemma2 || kind == ArchKind::Gemma3; }
+    // A sliding-window ("local") layer: gemma2 layers 0, 2, 4...; gemma3
+    // every layer but 5, 11, 17...
+    bool is_local_layer(int layer) const {
+        return swa_period > 0 && sliding_window > 0 && (layer + 1) % swa_period != 0;
+    }
 
     static Expected<ModelConfig> from_gguf(const GgufFile& file);
+
+    // The key parameters, one "name: value" per line (`tessera info`).
+    std::string describe() const;
 };
 
 }  // namespace tessera

@@ -25,6 +25,12 @@ Expected<WeightMatrix> matrix(const GgufFile& f, const std::string& name, int64_
     return WeightMatrix{t->type, t->data, rows, cols, *ggml_row_bytes(t->type, cols)};
 }
 
+// Rows [first, first + n) of m: rows are independent (whole blocks), so a
+// row range is a matrix of its own.
+WeightMatrix row_range(const WeightMatrix& m, int64_t first, int64_t n) {
+    return WeightMatrix{m.type, m.data + static_cast<size_t>(first) * m.row_bytes, n, m.cols, m.row_bytes};
+}
+
 Expected<const float*> vector_f32(const GgufFile& f, const std::string& name, int64_t n) {
     const GgufTensorInfo* t = f.find_tensor(name);
     if (!t) return Status::error("tensor '" + name + "' is missing");
@@ -40,19 +46,42 @@ Expected<const float*> vector_f32(const GgufFile& f, const std::string& name, in
 
 Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& w) {
     TS_ASSIGN_OR_RETURN(w.attn_norm, vector_f32(f, layer_name(l, "attn_norm.weight"), c.n_embd));
-    TS_ASSIGN_OR_RETURN(w.wq, matrix(f, layer_name(l, "attn_q.weight"), c.n_embd, c.q_dim()));
-    TS_ASSIGN_OR_RETURN(w.wk, matrix(f, layer_name(l, "attn_k.weight"), c.n_embd, c.kv_dim()));
-    TS_ASSIGN_OR_RETURN(w.wv, matrix(f, layer_name(l, "attn_v.weight"), c.n_embd, c.kv_dim()));
+    if (f.find_tensor(layer_name(l, "attn_qkv.weight"))) {
+        WeightMatrix qkv;
+        TS_ASSIGN_OR_RETURN(qkv, matrix(f, layer_name(l, "attn_qkv.weight"), c.n_embd, c.q_dim() + 2 * c.kv_dim()));
+        w.wq = row_range(qkv, 0, c.q_dim());
+        w.wk = row_range(qkv, c.q_dim(), c.kv_dim());
+        w.wv = row_range(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+        TS_ASSIGN_OR_RETURN(w.wq, matrix(f, layer_name(l, "attn_q.weight"), c.n_embd, c.q_dim()));
+        TS_ASSIGN_OR_RETURN(w.wk, matrix(f, layer_name(l, "attn_k.weight"), c.n_embd, c.kv_dim()));
+        TS_ASSIGN_OR_RETURN(w.wv, matrix(f, layer_name(l, "attn_v.weight"), c.n_embd, c.kv_dim()));
+    }
     if (c.qkv_bias) {
         TS_ASSIGN_OR_RETURN(w.bq, vector_f32(f, layer_name(l, "attn_q.bias"), c.q_dim()));
         TS_ASSIGN_OR_RETURN(w.bk, vector_f32(f, layer_name(l, "attn_k.bias"), c.kv_dim()));
         TS_ASSIGN_OR_RETURN(w.bv, vector_f32(f, layer_name(l, "attn_v.bias"), c.kv_dim()));
     }
+    if (c.qk_norm) {
+        TS_ASSIGN_OR_RETURN(w.q_norm, vector_f32(f, layer_name(l, "attn_q_norm.weight"), c.head_dim));
+        TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.head_dim));
+    }
     TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
     TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
-    TS_ASSIGN_OR_RETURN(w.w_gate, matrix(f, layer_name(l, "ffn_gate.weight"), c.n_embd, c.n_ff));
-    TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
+    if (c.kind == ArchKind::Phi3) {  // gate rows first, then up (Phi3MLP's gate_up_proj)
+        WeightMatrix gate_up;
+        TS_ASSIGN_OR_RETURN(gate_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, 2 * static_cast<int64_t>(c.n_ff)));
+        w.w_gate = row_range(gate_up, 0, c.n_ff);
+        w.w_up = row_range(gate_up, c.n_ff, c.n_ff);
+    } else {
+        TS_ASSIGN_OR_RETURN(w.w_gate, matrix(f, layer_name(l, "ffn_gate.weight"), c.n_embd, c.n_ff));
+        TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
+    }
     TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
+    if (c.is_gemma()) {  // norms after attention and after the FFN, before each residual add
+        TS_ASSIGN_OR_RETURN(w.post_attn_norm, vector_f32(f, layer_name(l, "post_attention_norm.weight"), c.n_embd));
+        TS_ASSIGN_OR_RETURN(w.post_ffn_norm, vector_f32(f, layer_name(l, "post_ffw_norm.weight"), c.n_embd));
+    }
     return Status();
 }
 
@@ -60,6 +89,9 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
 
 Expected<ModelWeights> ModelWeights::bind(const GgufFile& f, ModelConfig& c) {
     ModelWeights w;
+    if (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")) {
+        return Status::error("LongRoPE (rope_factors_long/short, phi3 128k models) is not supported yet");
+    }
     TS_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", c.n_embd, c.n_vocab));
     w.layers.resize(c.n_layer);
     for (int l = 0; l < c.n_layer; ++l) TS_RETURN_IF_ERROR(bind_layer(f, c, l, w.layers[l]));

@@ -57,6 +57,19 @@ CASES = (
         dict(variant="qwen2", wtype="Q8_0", rope_scale=8.0, rope_scaling="yarn", rope_orig_ctx=256),
         # Llama 3 style per-dimension frequency factors (rope_freqs.weight).
         dict(variant="gqa", wtype="F32", rope_freqs=True),
+        # qwen3: per-head Q/K RMSNorm, q_dim != n_embd (key_length).
+        dict(variant="qwen3", wtype="F32"),
+        dict(variant="qwen3", wtype="Q4_K"),
+        # gemma2/3: a 5-position sliding window on the local layers (the
+        # tests' 16 tokens overrun it), soft-caps (gemma2), post-norms, GeGLU,
+        # gemma3's QK-norm and local RoPE base.
+        dict(variant="gemma2", wtype="F32", tied=True),
+        dict(variant="gemma2", wtype="Q8_0"),
+        dict(variant="gemma3", wtype="F32", tied=True),
+        dict(variant="gemma3", wtype="Q6_K", tied=True, rope_scale=8.0),
+        # phi3: fused QKV and gate/up matrices, read as row ranges.
+        dict(variant="phi3", wtype="F32"),
+        dict(variant="phi3", wtype="Q4_0"),
     ]
 )
 
@@ -84,8 +97,8 @@ def build(tmp_path, **kw):
     return str(path)
 
 
-def run_tessera(bin_path, model):
-    r = subprocess.run([bin_path, "logits", "-m", model, "--tokens", " ".join(map(str, TOKENS))],
+def run_tessera(bin_path, model, tokens=TOKENS):
+    r = subprocess.run([bin_path, "logits", "-m", model, "--tokens", " ".join(map(str, tokens))],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"tessera logits failed ({r.returncode}): {r.stderr[-2000:]}"
     rows = [line.split() for line in r.stdout.strip().splitlines()]
@@ -116,6 +129,29 @@ def test_cpp_logits_match_reference(tmp_path, tessera_bin, case):
     want = ref.reference_logits(model, TOKENS)
     got = run_tessera(tessera_bin, model)
     assert_logits_match(got, want, tolerance(case["wtype"]))
+
+
+@pytest.mark.parametrize("variant", ["gemma2", "gemma3"])
+def test_sliding_window_over_chunks_and_split_contexts(tmp_path, tessera_bin, variant):
+    # 600 tokens: `tessera logits` runs them in chunks of 256, so local layers
+    # read a window that straddles cached chunks, and attention splits
+    # contexts at 512 positions, so pieces wholly before a window are skipped.
+    model = build(tmp_path, variant=variant, wtype="F32", tied=True)
+    tokens = [(7 * i + 3) % N_VOCAB for i in range(600)]
+    want = ref.reference_logits(model, tokens)
+    got = run_tessera(tessera_bin, model, tokens)
+    assert_logits_match(got, want, tolerance("F32"))
+
+
+def test_info_prints_the_architecture_parameters(tmp_path, tessera_bin):
+    model = build(tmp_path, variant="gemma2", wtype="F32", tied=True)
+    r = subprocess.run([tessera_bin, "info", "-m", model], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    model_part = r.stdout[r.stdout.index("\nmodel:\n"):]
+    assert "architecture: gemma2" in model_part
+    assert f"sliding_window: {tiny.SLIDING_WINDOW} (one global layer in every 2)" in model_part
+    assert f"attn_softcap: {tiny.SOFTCAPS['gemma2'][0]:.6f}" in model_part
+    assert "rope: neox" in model_part
 
 
 # ------------------------------------------------------------ Python side only
@@ -223,6 +259,68 @@ def test_tolerances_cover_simulated_activation_rounding(tmp_path, wtype):
     rounded = ref.reference_logits(path, TOKENS, SIMULATED_ROUNDING.get(wtype, "q8_0"))
     err = np.abs(rounded - exact).max() / np.abs(exact).max()
     assert 2 * err < tolerance(wtype), f"simulated error {err:.4g} vs tolerance {tolerance(wtype)}"
+
+
+def test_gemma_files_follow_llama_cpp_layout(tmp_path):
+    path = build(tmp_path, variant="gemma3", wtype="F32", tied=True)
+    r = gguf.GGUFReader(path)
+    f = {k: v.contents() for k, v in r.fields.items() if not k.startswith("tokenizer.ggml.")}
+    assert f["general.architecture"] == "gemma3"
+    assert f["gemma3.attention.sliding_window"] == tiny.SLIDING_WINDOW
+    assert (f["gemma3.attention.key_length"], f["gemma3.attention.head_count"]) == (64, 8)
+    names = {t.name for t in r.tensors}
+    for suffix in ("attn_q_norm", "attn_k_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"):
+        assert f"blk.5.{suffix}.weight" in names
+    assert "output.weight" not in names
+    g2 = gguf.GGUFReader(build(tmp_path, variant="gemma2", wtype="F32"))
+    assert g2.fields["gemma2.attn_logit_softcapping"].contents() == pytest.approx(tiny.SOFTCAPS["gemma2"][0])
+    assert "blk.0.attn_q_norm.weight" not in {t.name for t in g2.tensors}
+
+
+def test_gemma_attention_forgets_positions_outside_the_window():
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((12, 2, 8)) for _ in range(3))
+    window = 4
+    base = ref.gemma_attention(q, k, v, 0.3, window, 0.0)
+    k2, v2 = k.copy(), v.copy()
+    k2[2], v2[2] = rng.standard_normal((2, 8)), rng.standard_normal((2, 8))
+    moved = ref.gemma_attention(q, k2, v2, 0.3, window, 0.0)
+    changed = np.abs(moved - base).max(axis=1) > 1e-12
+    # Position 2 is seen by queries 2..5 (q - 2 < 4) and by nobody after.
+    assert changed.tolist() == [False, False, True, True, True, True] + [False] * 6
+
+
+@pytest.mark.parametrize("variant,changes", [
+    ("gemma2", dict(sliding_window=0)),      # window ignored
+    ("gemma2", dict(attn_softcap=0.0)),      # attention soft-cap ignored
+    ("gemma2", dict(final_softcap=0.0)),     # final soft-cap ignored
+    ("gemma3", dict(layer_pattern=2)),       # gemma2's layer pattern
+    ("gemma3", dict(query_pre_attn_scalar=128.0)),  # query scale
+    ("gemma3", dict(freq_base=10000.0)),     # local RoPE base on global layers
+    ("qwen3", dict(arch="qwen2")),           # QK-norm skipped
+])
+def test_tolerances_reject_architecture_bugs(tmp_path, variant, changes):
+    path = build(tmp_path, variant=variant, wtype="F32", tied=variant != "qwen3")
+    exact = ref.reference_logits(path, TOKENS)
+    m = ref.Model(path)
+    for key, value in changes.items():
+        setattr(m.cfg, key, value)
+    with pytest.raises(AssertionError):
+        assert_logits_match(ref.forward(m, TOKENS), exact, QUANT_TOLERANCE)
+
+
+@pytest.mark.parametrize("tensor,parts", [("ffn_up", 2), ("attn_qkv", [256, 384])])
+def test_phi3_fused_row_order_matters(tmp_path, tensor, parts):
+    # Reading a fused phi3 matrix's row ranges in the wrong order (up as
+    # gate, or K rows as Q) fails the loosest tolerance.
+    path = build(tmp_path, variant="phi3", wtype="F32")
+    exact = ref.reference_logits(path, TOKENS)
+    m = ref.Model(path)
+    for i in range(m.cfg.n_layer):
+        name = f"blk.{i}.{tensor}.weight"
+        m._cache[name] = np.concatenate(np.split(m.weight(name), parts)[::-1])
+    with pytest.raises(AssertionError):
+        assert_logits_match(ref.forward(m, TOKENS), exact, QUANT_TOLERANCE)
 
 
 def test_generator_rejects_rope_mode_the_arch_cannot_express(tmp_path):

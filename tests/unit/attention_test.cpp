@@ -6,7 +6,8 @@
 // block sizes that are and are not multiples of the vector width (K is read
 // keys in lanes, a vector of keys at a time, invalid lanes masked); a
 // prefill row bit-identical to the same token alone or in another run, and
-// a last run read from the upper half of a block.
+// a last run read from the upper half of a block; sliding windows and
+// soft-capped scores against a brute-force softmax.
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -339,6 +340,77 @@ TEST(AttentionTest, LastRunInAnUpperHalfBlockMatchesAWholeBlock) {
                     ASSERT_NEAR(ref[d], a[(c.n_tokens - 1) * q_dim + d], 2e-5f * (1.0f + std::fabs(ref[d])));
                 }
             }
+        }
+    }
+}
+
+TEST(AttentionTest, SlidingWindowAndSoftcapMatchBruteForce) {
+    // Gemma's options: a query at position p sees positions > p - window, and
+    // scores may be soft-capped (the scalar kernel) or not (the SIMD ones). A
+    // ragged batch (a prefill run crossing the 512-position split, a decode
+    // token, a short run) on 3 threads, against softmax written out in double
+    // over the same F32 keys and values; also attend_head (the scalar
+    // reference) for the decode token.
+    const int hd = 32, n_head = 4, n_kv = 2, bs = 16, kv_dim = n_kv * hd, q_dim = n_head * hd;
+    const int64_t n_slots = 48 * bs;
+    const std::vector<int32_t> table = whole_blocks(48, bs);
+    std::mt19937 rng(21);
+    const Pools p = random_pools({GgmlType::F32, GgmlType::F32}, n_slots, kv_dim, bs, rng);
+    std::mt19937 same(21);  // random_pools' draws again: K row, then V row, per slot
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> keys(static_cast<size_t>(n_slots) * kv_dim), values(keys.size());
+    for (int64_t s = 0; s < n_slots; ++s) {
+        for (int d = 0; d < kv_dim; ++d) keys[s * kv_dim + d] = nd(same);
+        for (int d = 0; d < kv_dim; ++d) values[s * kv_dim + d] = nd(same);
+    }
+    for (const float softcap : {2.0f, 0.0f}) {
+        AttentionShape shape{n_head, n_kv, hd, 0.3f};
+        shape.window = 37;
+        shape.softcap = softcap;
+        // All three sequences share the block table: each reads positions of its own.
+        const std::vector<AttnSeq> seqs = {AttnSeq{table.data(), 500, 0, 20}, AttnSeq{table.data(), 700, 20, 1},
+                                           AttnSeq{table.data(), 3, 21, 6}};
+        const int n_tok = 27;
+        std::vector<float> q(static_cast<size_t>(n_tok) * q_dim), out(q.size());
+        for (auto& x : q) x = 2.0f * nd(rng);
+        ThreadPool pool(3);
+        AttentionScratch scratch;
+        attention_batch(shape, p.kv, seqs, q.data(), out.data(), pool, scratch, best_simd_level());
+        for (const AttnSeq& sq : seqs) {
+            for (int i = 0; i < sq.n_tokens; ++i) {
+                const int64_t pos = sq.pos0 + i, t = sq.first + i;
+                const int64_t first = std::max<int64_t>(0, pos - shape.window + 1);
+                for (int h = 0; h < n_head; ++h) {
+                    const int kvh = h / (n_head / n_kv);
+                    const float* qh = q.data() + t * q_dim + h * hd;
+                    std::vector<double> sc;
+                    for (int64_t j = first; j <= pos; ++j) {
+                        double dot = 0;
+                        for (int d = 0; d < hd; ++d) dot += double(qh[d]) * keys[j * kv_dim + kvh * hd + d];
+                        sc.push_back(softcap > 0 ? softcap * std::tanh(dot * 0.3 / softcap) : dot * 0.3);
+                    }
+                    const double mx = *std::max_element(sc.begin(), sc.end());
+                    double sum = 0;
+                    for (double& x : sc) sum += (x = std::exp(x - mx));
+                    for (int d = 0; d < hd; ++d) {
+                        double want = 0;
+                        for (int64_t j = first; j <= pos; ++j) {
+                            want += sc[j - first] * values[j * kv_dim + kvh * hd + d];
+                        }
+                        want /= sum;
+                        ASSERT_NEAR(out[t * q_dim + h * hd + d], want, 1e-5)
+                            << "pos " << pos << " head " << h << " softcap " << softcap;
+                    }
+                }
+            }
+        }
+        // The scalar reference agrees on the decode token (position 700).
+        PagedKv kv = p.kv;
+        kv.block_table = table.data();
+        std::vector<float> head_out(hd);
+        for (int h = 0; h < n_head; ++h) {
+            attend_head(shape, kv, q.data() + 20 * q_dim + h * hd, h, 701, head_out.data());
+            for (int d = 0; d < hd; ++d) ASSERT_NEAR(head_out[d], out[20 * q_dim + h * hd + d], 1e-5);
         }
     }
 }

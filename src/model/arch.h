@@ -1,0 +1,34 @@
+// One layer's graph per architecture family, built from model/blocks.h:
+//  - arch_llama.cpp: llama, mistral, smollm, qwen2 (QKV bias), qwen3
+//    (QK-norm) and phi3 (fused QKV and gate/up, bound as row ranges by
+//    ModelWeights): pre-norm attention and SwiGLU FFN. The qwen differences
+//    are options of the shared attention block, driven by which weights exist.
+//  - arch_gemma.cpp: gemma2 and gemma3: sliding-window layers interleaved with
+//    global ones, norms before and after attention and FFN, GeGLU.
+// Embedding scaling and final soft-capping are in Model::forward_batch.
+#pragma once
+
+#include "model/forward_pass.h"
+
+namespace tessera {
+
+using LayerGraph = void (*)(ForwardPass& p, int layer);
+
+void llama_layer(ForwardPass& p, int layer);
+void gemma_layer(ForwardPass& p, int layer);
+
+inline LayerGraph layer_graph(ArchKind kind) {
+    switch (kind) {
+        case ArchKind::Gemma2:
+        case ArchKind::Gemma3:
+            return gemma_layer;
+        case ArchKind::Llama:
+        case ArchKind::Qwen2:
+        case ArchKind::Qwen3:
+        case ArchKind::Phi3:
+            break;
+    }
+    return llama_layer;
+}
+
+}  // namespace tessera

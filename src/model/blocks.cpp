@@ -1,0 +1,105 @@
+// Shared transformer building blocks over the pass's workspace. The
+// llama path's arithmetic (order of operations, grouping of matmuls) is the
+// one every architecture shares; options only add steps.
+#include "model/blocks.h"
+
+#include "kernels/activations.h"
+#include "kernels/rmsnorm.h"
+#include "tensor/quant.h"
+
+namespace tessera {
+
+void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out) {
+    const int64_t d = p.c.n_embd;
+    for_token_ranges(p.pool, p.n, [&](int, int64_t begin, int64_t end) {
+        rmsnorm(in + begin * d, weight, out + begin * d, end - begin, d, p.c.norm_eps);
+    });
+}
+
+void add_residual(ForwardPass& p) {
+    const int64_t d = p.c.n_embd;
+    ForwardWorkspace& ws = p.ws;
+    for_token_ranges(p.pool, p.n, [&](int, int64_t begin, int64_t end) {
+        add_inplace(ws.x.data() + begin * d, ws.proj.data() + begin * d, (end - begin) * d);
+    });
+}
+
+void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const std::vector<RopeTable>& angles,
+                     int64_t window) {
+    const ModelConfig& c = p.c;
+    const LayerWeights& w = p.weights.layers[layer];
+    ForwardWorkspace& ws = p.ws;
+    const int64_t n = p.n;
+    if (can_group(w.wq, w.wk) && can_group(w.wq, w.wv)) {
+        const MatmulOut qkv[] = {{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}};
+        matmul_group(qkv, ws.h.data(), n, p.pool, ws.scratch);
+    } else {
+        matmul(w.wq, ws.h.data(), n, ws.q.data(), p.pool, ws.scratch);
+        matmul(w.wk, ws.h.data(), n, ws.k.data(), p.pool, ws.scratch);
+        matmul(w.wv, ws.h.data(), n, ws.v.data(), p.pool, ws.scratch);
+    }
+
+    const int bs = p.cache.block_size();
+    for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const RopeTable& table_t = angles[static_cast<size_t>(t)];
+            float* q = ws.q.data() + t * c.q_dim();
+            float* k = ws.k.data() + t * c.kv_dim();
+            float* v = ws.v.data() + t * c.kv_dim();
+            if (w.bq) {
+                add_inplace(q, w.bq, c.q_dim());
+                add_inplace(k, w.bk, c.kv_dim());
+                add_inplace(v, w.bv, c.kv_dim());
+            }
+            if (w.q_norm) {  // each head's [head_dim] slice is a row
+                rmsnorm(q, w.q_norm, q, c.n_head, c.head_dim, c.norm_eps);
+                rmsnorm(k, w.k_norm, k, c.n_head_kv, c.head_dim, c.norm_eps);
+            }
+            const int64_t pos = p.batch.position(t);
+            rope_apply(rope, table_t, q, c.n_head, c.head_dim);
+            rope_apply(rope, table_t, k, c.n_head_kv, c.head_dim);
+            const int32_t* table = p.batch.seqs[p.batch.seq_of[t]].block_table;
+            // Tokens write distinct slots (distinct bytes of a shared K block).
+            const int64_t slot = table[pos / bs] + pos % bs;
+            p.cache.store(layer, slot, k, v);
+        }
+    });
+
+    // Query heads are grouped per KV head and long contexts split, so a
+    // single decode token still spreads over every core.
+    AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.attn_scale};
+    shape.window = window;
+    shape.softcap = c.attn_softcap;
+    ws.attn_seqs.clear();
+    for (const BatchSequence& s : p.batch.seqs) {
+        ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
+    }
+    attention_batch(shape, p.cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), p.pool,
+                    ws.attn_scratch, best_simd_level());
+    matmul(w.wo, ws.attn.data(), n, ws.proj.data(), p.pool, ws.scratch);
+}
+
+void gated_ffn_block(ForwardPass& p, int layer, GateActivation act) {
+    const LayerWeights& w = p.weights.layers[layer];
+    ForwardWorkspace& ws = p.ws;
+    const int64_t n = p.n, n_ff = p.c.n_ff;
+    if (can_group(w.w_gate, w.w_up)) {
+        const MatmulOut gate_up[] = {{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}};
+        matmul_group(gate_up, ws.h.data(), n, p.pool, ws.scratch);
+    } else {
+        matmul(w.w_gate, ws.h.data(), n, ws.gate.data(), p.pool, ws.scratch);
+        matmul(w.w_up, ws.h.data(), n, ws.up.data(), p.pool, ws.scratch);
+    }
+    for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
+        float* gate = ws.gate.data() + begin * n_ff;
+        const float* up = ws.up.data() + begin * n_ff;
+        if (act == GateActivation::Silu) {
+            swiglu_inplace(gate, up, (end - begin) * n_ff);
+        } else {
+            geglu_inplace(gate, up, (end - begin) * n_ff);
+        }
+    });
+    matmul(w.w_down, ws.gate.data(), n, ws.proj.data(), p.pool, ws.scratch);
+}
+
+}  // namespace tessera

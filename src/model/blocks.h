@@ -1,0 +1,35 @@
+// The building blocks the architecture graphs (model/arch_*.cpp) are made
+// of. Each works on the pass's n batch tokens in the workspace: norms read
+// one buffer and write another, the attention and FFN blocks read ws.h and
+// leave their output projection in ws.proj, add_residual folds ws.proj into
+// the residual stream ws.x.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/rope.h"
+#include "model/forward_pass.h"
+
+namespace tessera {
+
+// out = RMSNorm(in) * weight, row by row over n_embd; in and out may alias.
+void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out);
+
+// ws.x += ws.proj.
+void add_residual(ForwardPass& p);
+
+// Self-attention of one layer: Q/K/V projections of ws.h (+ bias when the
+// layer has one, + per-head RMSNorm of Q and K when it has q_norm/k_norm),
+// RoPE `rope` with `angles` (its table for each batch token), K/V appended to the cache,
+// causal attention (the last `window` positions only when window > 0, logits
+// soft-capped by config.attn_softcap), output projection into ws.proj.
+void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const std::vector<RopeTable>& angles,
+                     int64_t window);
+
+enum class GateActivation { Silu, GeluTanh };
+
+// Gated feed-forward of one layer: down(act(gate(ws.h)) * up(ws.h)) into ws.proj.
+void gated_ffn_block(ForwardPass& p, int layer, GateActivation act);
+
+}  // namespace tessera

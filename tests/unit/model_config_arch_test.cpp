@@ -1,0 +1,136 @@
+// ModelConfig for the architectures beyond llama: which keys qwen3, gemma2,
+// gemma3 and phi3 read, their defaults (gemma2's window, the layer patterns,
+// gemma3's local RoPE base, the 27B query scale), and the files refused with
+// a message (unknown architecture, gemma3 without a window, LongRoPE).
+// Only metadata and token_embd are needed for a config, so no weights here;
+// the forward passes are checked against a reference in
+// tests/e2e/test_arch_coverage.py.
+#include "model/model_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_writer.h"
+#include "model/model_weights.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kEmbd = 64, kVocab = 8;
+
+// A GGUF with the metadata of a small `arch` model and its token_embd.
+GgufWriter small_model(const std::string& arch, uint32_t n_layer = 12) {
+    GgufWriter w;
+    w.add_string("general.architecture", arch);
+    w.add_uint32(arch + ".embedding_length", kEmbd);
+    w.add_uint32(arch + ".block_count", n_layer);
+    w.add_uint32(arch + ".feed_forward_length", 128);
+    w.add_uint32(arch + ".attention.head_count", 4);
+    w.add_uint32(arch + ".attention.head_count_kv", 2);
+    w.add_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
+    w.add_float32(arch + ".rope.freq_base", 1e6f);
+    w.add_tensor("token_embd.weight", GgmlType::F32, {kEmbd, kVocab}, std::vector<uint8_t>(kEmbd * kVocab * 4));
+    return w;
+}
+
+Expected<ModelConfig> config_of(const GgufWriter& w, std::vector<uint8_t>& bytes) {
+    bytes = w.build();
+    auto file = GgufFile::parse(bytes.data(), bytes.size());
+    if (!file) return file.status();
+    return ModelConfig::from_gguf(*file);
+}
+
+TEST(ModelConfigArch, UnknownArchitectureNamesTheSupportedOnes) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("phi2"), bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("'phi2'"), std::string::npos) << c.error();
+    EXPECT_NE(c.error().find("gemma3"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, Qwen3HasQkNormAndNeoxRope) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("qwen3"), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::Qwen3);
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_FALSE(c->qkv_bias);
+    EXPECT_EQ(c->rope.style, RopeStyle::Neox);
+    EXPECT_EQ(c->sliding_window, 0);
+    EXPECT_FALSE(c->is_local_layer(0));
+}
+
+TEST(ModelConfigArch, Gemma2AlternatesLocalAndGlobalWithDefaultWindow) {
+    GgufWriter w = small_model("gemma2");
+    w.add_float32("gemma2.attn_logit_softcapping", 50.0f);
+    w.add_float32("gemma2.final_logit_softcapping", 30.0f);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->sliding_window, 4096);  // no key: gemma2's window
+    EXPECT_TRUE(c->is_local_layer(0));
+    EXPECT_FALSE(c->is_local_layer(1));
+    EXPECT_TRUE(c->is_local_layer(10));
+    EXPECT_FLOAT_EQ(c->attn_softcap, 50.0f);
+    EXPECT_FLOAT_EQ(c->final_softcap, 30.0f);
+    EXPECT_FLOAT_EQ(c->rope_local.freq_base, c->rope.freq_base);  // one RoPE for all layers
+    EXPECT_FALSE(c->qk_norm);
+}
+
+TEST(ModelConfigArch, Gemma3HasOneGlobalLayerInSixAndItsOwnLocalRope) {
+    GgufWriter w = small_model("gemma3");
+    w.add_uint32("gemma3.attention.sliding_window", 512);
+    w.add_string("gemma3.rope.scaling.type", "linear");
+    w.add_float32("gemma3.rope.scaling.factor", 8.0f);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->sliding_window, 512);
+    for (int l = 0; l < 12; ++l) EXPECT_EQ(c->is_local_layer(l), l != 5 && l != 11) << l;
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_FLOAT_EQ(c->rope.freq_base, 1e6f);
+    EXPECT_FLOAT_EQ(c->rope.freq_scale, 0.125f);
+    EXPECT_FLOAT_EQ(c->rope_local.freq_base, 10000.0f);
+    EXPECT_FLOAT_EQ(c->rope_local.freq_scale, 1.0f);
+    EXPECT_FLOAT_EQ(c->attn_scale, 1.0f / std::sqrt(16.0f));  // head_dim 64 / 4 heads
+}
+
+TEST(ModelConfigArch, Gemma27BScalesQueriesByEmbdOverHeads) {
+    // GGUF has no query_pre_attn_scalar: the 27B models (62 layers for
+    // gemma3) scale by n_embd / n_head, here with a key_length that differs.
+    GgufWriter w = small_model("gemma3", 62);
+    w.add_uint32("gemma3.attention.sliding_window", 512);
+    w.add_uint32("gemma3.attention.key_length", 32);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->head_dim, 32);
+    EXPECT_FLOAT_EQ(c->attn_scale, 1.0f / std::sqrt(16.0f));
+}
+
+TEST(ModelConfigArch, Gemma3WithoutAWindowIsRefused) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("gemma3"), bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("sliding_window"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, Phi3LongRopeIsRefusedByName) {
+    GgufWriter w = small_model("phi3");
+    w.add_tensor("rope_factors_long.weight", GgmlType::F32, {8}, std::vector<uint8_t>(32));
+    const std::vector<uint8_t> bytes = w.build();
+    auto file = GgufFile::parse(bytes.data(), bytes.size());
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto c = ModelConfig::from_gguf(*file);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::Phi3);
+    auto weights = ModelWeights::bind(*file, *c);
+    ASSERT_FALSE(weights.ok());
+    EXPECT_NE(weights.error().find("LongRoPE"), std::string::npos) << weights.error();
+}
+
+}  // namespace
+}  // namespace tessera
