@@ -1,7 +1,10 @@
 // Chat rendering (see chat_render.h): validates the messages, normalises
 // their content, and renders with the variables transformers passes
-// (messages, tools, documents, add_generation_prompt, bos_token, eos_token).
+// (messages, tools, documents, add_generation_prompt, bos_token, eos_token);
+// conversations with tool calls are retried in other forms (tool_messages.h).
 #include "template/chat_render.h"
+
+#include "template/tool_messages.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +75,7 @@ Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
     // null: transformers passes tools=None when there are none
     if (!in.tools.is_null() && !in.tools.is_array()) return Status::error("tools must be a JSON array");
     Json vars = Json::object();
-    vars["messages"] = std::move(in.messages);
+    vars["messages"] = nullptr;
     vars["tools"] = std::move(in.tools);
     vars["documents"] = nullptr;
     vars["add_generation_prompt"] = in.add_generation_prompt;
@@ -81,7 +84,20 @@ Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
     RenderOptions options;
     options.limits = limits_;
     options.now_epoch_seconds = in.now_epoch_seconds;
-    return compiled_->render(vars, options);
+    auto render_as = [&](ToolMessageForm form) {
+        vars["messages"] = tool_message_form(in.messages, form);
+        return compiled_->render(vars, options);
+    };
+    auto first = render_as(ToolMessageForm::Objects);
+    if (first || !has_tool_messages(in.messages)) return first;
+    // The template may want string arguments, or know nothing of tool calls;
+    // if no form renders, the error of the first (the usual) form is the one
+    // that explains.
+    for (ToolMessageForm form : {ToolMessageForm::Strings, ToolMessageForm::Plain}) {
+        auto text = render_as(form);
+        if (text) return text;
+    }
+    return first;
 }
 
 std::string chatml_template() {
