@@ -8,26 +8,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Arguments past these stay a string: the ordered parse looks each key up
-// among its object's earlier ones (quadratic in an object's size), and deep
-// nesting would make later recursive walks (dump, template values) deep.
-constexpr int kMaxArgumentDepth = 64;
-constexpr int kMaxArgumentKeys = 4096;
-
-// The JSON object `text` holds, or null when it holds something else or is
-// past the caps above.
+// The JSON object `text` holds, or null when it holds something else.
 Json parse_arguments(const std::string& text) {
-    bool too_big = false;
-    int keys = 0;
-    auto guard = [&](int depth, Json::parse_event_t event, Json&) {
-        if (depth > kMaxArgumentDepth || (event == Json::parse_event_t::key && ++keys > kMaxArgumentKeys)) {
-            too_big = true;
-        }
-        return !too_big;
-    };
-    Json parsed = Json::parse(text, guard, /*allow_exceptions=*/false);
-    if (too_big || parsed.is_discarded() || !parsed.is_object()) return nullptr;
-    return parsed;
+    Json parsed = parse_tool_json(text);
+    return parsed.is_object() ? parsed : Json();
 }
 
 std::string dump_compact(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -126,6 +110,20 @@ Json plain_form(const Json& messages) {
 }
 
 }  // namespace
+
+Json parse_tool_json(std::string_view text) {
+    constexpr int kMaxDepth = 64;
+    constexpr int kMaxKeys = 4096;
+    bool too_big = false;
+    int keys = 0;
+    auto guard = [&](int depth, Json::parse_event_t event, Json&) {
+        if (depth > kMaxDepth || (event == Json::parse_event_t::key && ++keys > kMaxKeys)) too_big = true;
+        return !too_big;
+    };
+    Json parsed = Json::parse(text.begin(), text.end(), guard, /*allow_exceptions=*/false);
+    if (too_big) return Json(Json::value_t::discarded);
+    return parsed;
+}
 
 bool has_tool_messages(const Json& messages) {
     for (const Json& msg : messages) {

@@ -5,9 +5,18 @@
 // all and fail on `content: null`. ChatTemplate::render tries these in order.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 namespace tessera {
+
+// JSON that a client or a model wrote for a tool call, parsed under caps
+// (nesting 64, 4096 keys in all): the ordered parse looks each key up among
+// its object's earlier ones (quadratic in an object's size), and deep values
+// would make later recursive walks (dump, template values) deep. A discarded
+// value when the text is not JSON or is past the caps.
+nlohmann::ordered_json parse_tool_json(std::string_view text);
 
 enum class ToolMessageForm {
     // Each call's `arguments`, when a string holding a JSON object, as that

@@ -1,0 +1,56 @@
+// Tool calls in generated text. Each model family writes calls in the syntax
+// its chat template taught it; the family is recognised from the template,
+// and the text a model generated is split into plain content and calls.
+// Text that does not parse as the family's calls stays content: a malformed
+// call is never an error, never a crash.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera {
+
+enum class ToolCallFamily {
+    // Templates that know no tools (ChatML, SmolLM2, Gemma, Phi): tessera adds
+    // a system prompt (with_generic_tool_prompt) asking for
+    // {"tool_calls": [{"name": .., "arguments": {..}}]}; a lone
+    // {"name": .., "arguments": {..}} object is accepted too.
+    Generic,
+    Hermes,   // Hermes, Qwen 2.5: <tool_call>{"name": .., "arguments": {..}}</tool_call>, one per call
+    Llama3,   // Llama 3.x: {"name": .., "parameters": {..}}, optionally after <|python_tag|>; ';' between calls
+    Mistral,  // Mistral: [TOOL_CALLS][{"name": .., "arguments": {..}, "id"?: ..}, ...]
+};
+
+ToolCallFamily tool_call_family(std::string_view template_source);
+const char* tool_call_family_name(ToolCallFamily family);
+
+struct ToolCall {
+    std::string name;
+    std::string arguments;  // a JSON object, compact
+};
+
+struct ToolCallOutput {
+    std::string content;  // the text around the calls (trimmed when there are calls)
+    std::vector<ToolCall> calls;
+};
+
+// Splits generated text into content and calls. No calls: content is the
+// text unchanged.
+ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family);
+
+// Where a tool call may begin in streamed text: the family's opening marker,
+// or for the JSON families the first non-blank character. Text before it can
+// be streamed as content; from it on, text is held until the end and parsed.
+// Returns text.size() when no call can begin in `text` as seen so far;
+// `complete` says no more text follows.
+size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete);
+
+// The messages with the generic family's instructions and the tools'
+// definitions added to the system message (one is put first if none is).
+nlohmann::ordered_json with_generic_tool_prompt(const nlohmann::ordered_json& messages,
+                                                const nlohmann::ordered_json& tools);
+
+}  // namespace tessera
