@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "server/field_reader.h"
+#include "server/tool_grammar.h"
 
 namespace tessera {
 namespace {
@@ -196,6 +197,18 @@ std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const c
     return apply_max_tokens(m, ctx, prompt_param, out);
 }
 
+// tool_choice "required" or a named function: the grammar that forces a call.
+// TODO(issue 26): hand it to the engine once GenerationRequest carries a
+// constraint (branch w26): out.gen.constraint.grammar = out.tools.grammar;
+// until then forced calls are parsed but not enforced.
+std::optional<ApiError> build_tool_grammar(const PromptContext& ctx, ToolRequest& tools) {
+    if (!tools.forced()) return std::nullopt;
+    auto grammar = compile_tool_call_grammar(tools, ctx.chat_template->tool_call_family());
+    if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
+    tools.grammar = std::make_shared<const Grammar>(std::move(*grammar));
+    return std::nullopt;
+}
+
 std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx, const MaxTokens& m,
                                         ParsedRequest& out) {
     const Json* messages = r.find("messages");
@@ -206,9 +219,11 @@ std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx
     // Each message's shape is checked once, by the chat template's render.
     ChatRenderInput in;
     in.messages = *messages;  // the parsed body's own values, key order kept
-    if (const Json* tools = r.find("tools")) {
-        if (!tools->is_array()) return bad_request("tools", "'tools' must be a list");
-        in.tools = *tools;
+    if (out.tools.offered()) {
+        in.tools = out.tools.tools;
+        if (!ctx.chat_template->shows_tools()) {
+            in.messages = with_generic_tool_prompt(in.messages, in.tools);
+        }
     }
     r.boolean("add_generation_prompt", in.add_generation_prompt);
     if (!r.ok()) return r.error();
@@ -274,6 +289,8 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
+    if (auto err = read_tool_request(body, out.tools)) return err;
+    if (auto err = build_tool_grammar(ctx, out.tools)) return err;
     if (auto err = render_messages(r, ctx, m, out)) return err;
     return finish(r, ctx, "messages", m, out);
 }

@@ -60,13 +60,21 @@ Expected<Json> parse_chat_json(const std::string& text, const char* what) {
 ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token,
                            const TemplateLimits& limits)
     : source_(std::move(source)), bos_token_(std::move(bos_token)), eos_token_(std::move(eos_token)),
-      limits_(limits) {
+      limits_(limits), tool_call_family_(tessera::tool_call_family(source_)) {
     auto compiled = Template::parse(source_, limits_);
     if (compiled) {
         compiled_.emplace(std::move(*compiled));
     } else {
         compile_status_ = compiled.status();
+        return;
     }
+    ChatRenderInput probe;
+    probe.messages = Json::array({Json{{"role", "user"}, {"content", "x"}}});
+    probe.tools = Json::array({Json{{"type", "function"},
+                                    {"function", {{"name", "tessera_probe_tool"}, {"description", "probe"},
+                                                  {"parameters", {{"type", "object"}, {"properties", Json::object()}}}}}}});
+    auto shown = render(std::move(probe));
+    shows_tools_ = shown && shown->find("tessera_probe_tool") != std::string::npos;
 }
 
 Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {

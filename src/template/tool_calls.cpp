@@ -177,12 +177,15 @@ size_t marker_start(std::string_view text, std::string_view marker, bool complet
     return text.size();
 }
 
-// JSON families: a call is the whole message, so it starts at the first
-// non-blank character if that is '{'. While only blanks came, wait.
-size_t json_start(std::string_view text, bool complete) {
-    const size_t i = first_non_blank(text);
-    if (i == text.size()) return complete ? text.size() : 0;
-    return text[i] == '{' ? 0 : text.size();
+// Llama 3: calls are the whole message, so they start at its first
+// non-blank character, a '{' or <|python_tag|>. While only blanks (or part
+// of the tag) came, wait.
+size_t llama3_start(std::string_view text, bool complete) {
+    const std::string_view rest = text.substr(first_non_blank(text));
+    if (rest.empty()) return complete ? text.size() : 0;
+    if (rest.front() == '{' || rest.substr(0, kPythonTag.size()) == kPythonTag) return 0;
+    const bool may_be_tag = !complete && rest.size() < kPythonTag.size() && kPythonTag.substr(0, rest.size()) == rest;
+    return may_be_tag ? 0 : text.size();
 }
 
 }  // namespace
@@ -220,8 +223,7 @@ size_t tool_call_start(std::string_view text, ToolCallFamily family, bool comple
     switch (family) {
         case ToolCallFamily::Hermes: return marker_start(text, kHermesOpen, complete);
         case ToolCallFamily::Mistral: return marker_start(text, kMistralMarker, complete);
-        case ToolCallFamily::Llama3:
-            return std::min(json_start(text, complete), marker_start(text, kPythonTag, complete));
+        case ToolCallFamily::Llama3: return llama3_start(text, complete);
         case ToolCallFamily::Generic: break;
     }
     // The generic parse takes the first object anywhere, so hold from the

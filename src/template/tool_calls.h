@@ -41,11 +41,13 @@ struct ToolCallOutput {
 // text unchanged.
 ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family);
 
-// Where a tool call may begin in streamed text: the family's opening marker,
-// or for the JSON families the first non-blank character. Text before it can
-// be streamed as content; from it on, text is held until the end and parsed.
-// Returns text.size() when no call can begin in `text` as seen so far;
-// `complete` says no more text follows.
+// Where a tool call may begin in streamed text (the whole message so far):
+// the family's opening marker (or a partial one at the end), for Llama 3 the
+// start if the message opens with '{' or <|python_tag|>, for the generic
+// family the first '{' or ``` fence. Text before it can be streamed as
+// content, and parse_tool_calls of the text from there finds the same calls
+// as of the whole message. text.size() when no call can begin in `text` as
+// seen so far; `complete` says no more text follows.
 size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete);
 
 // The messages with the generic family's instructions and the tools'

@@ -120,6 +120,8 @@ TEST(ToolCallStart, HoldsBackWhatMayBecomeACall) {
     EXPECT_EQ(tool_call_start("  ", ToolCallFamily::Llama3, false), 0u);
     EXPECT_EQ(tool_call_start(" {\"na", ToolCallFamily::Llama3, false), 0u);
     EXPECT_EQ(tool_call_start("Sure", ToolCallFamily::Llama3, false), 4u);
+    EXPECT_EQ(tool_call_start(" <|pyth", ToolCallFamily::Llama3, false), 0u);
+    EXPECT_EQ(tool_call_start("Sure <|python_tag|>{", ToolCallFamily::Llama3, false), 20u);
     EXPECT_EQ(tool_call_start("ok [TOOL_", ToolCallFamily::Mistral, false), 3u);
     EXPECT_EQ(tool_call_start("Text {", ToolCallFamily::Generic, false), 5u);
     EXPECT_EQ(tool_call_start("Text `", ToolCallFamily::Generic, false), 5u);
