@@ -75,10 +75,16 @@ Expected<Json> call_schema(const ToolRequest& tools, ToolCallFamily family) {
     return combined;
 }
 
+// Parallel calls per message. A bound, not a star: a small model that
+// repeats itself would otherwise write calls until max_tokens cuts the
+// family's closing syntax off and nothing parses.
+constexpr int kMaxParallelCalls = 8;
+
 // GBNF for `call` repeated as the family writes several calls.
 std::string wrap(ToolCallFamily family, bool parallel) {
     auto calls = [parallel](const std::string& one, const std::string& separator) {
-        return parallel ? one + " (" + separator + " " + one + ")*" : one;
+        if (!parallel) return one;
+        return one + " (" + separator + " " + one + "){0," + std::to_string(kMaxParallelCalls - 1) + "}";
     };
     switch (family) {
         case ToolCallFamily::Hermes: {

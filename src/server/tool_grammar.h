@@ -14,7 +14,7 @@
 namespace tessera {
 
 // GBNF for the request's forced calls: one call, or with parallel_tool_calls
-// one or more. Per family:
+// one to eight. Per family:
 //   Hermes   <tool_call>\n{"name":..,"arguments":{..}}\n</tool_call>, calls separated by "\n"
 //   Llama3   {"name":..,"parameters":{..}}, calls separated by "; "
 //   Mistral  [TOOL_CALLS][{"name":..,"arguments":{..}},...]

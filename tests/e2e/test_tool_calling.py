@@ -132,8 +132,9 @@ def test_tool_result_comes_back_for_a_final_answer(client):
 @needs_constraint
 @pytest.mark.parametrize("parallel", [True, False])
 def test_required_always_calls_a_tool(client, parallel):
+    # Room for the most calls the grammar admits (8), as a small model may repeat its call.
     r = client.chat.completions.create(model=MODEL_ID, messages=QUESTION, tools=[WEATHER, TIME], temperature=0,
-                                       tool_choice="required", parallel_tool_calls=parallel, max_tokens=MAX_TOKENS)
+                                       tool_choice="required", parallel_tool_calls=parallel, max_tokens=300)
     choice = r.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.tool_calls and (parallel or len(choice.message.tool_calls) == 1)

@@ -118,6 +118,10 @@ TEST(ToolGrammar, NamedAndParallelPerFamily) {
     EXPECT_FALSE(accepts(llama, "{\"name\":\"ping\",\"parameters\":{}}"));  // not the named one
     const Grammar mistral = forced(named, ToolCallFamily::Mistral);
     EXPECT_TRUE(accepts(mistral, "[TOOL_CALLS][{\"name\":\"get_time\",\"arguments\":{\"tz\":\"a\"}},{\"name\":\"get_time\",\"arguments\":{\"tz\":\"b\"}}]"));
+    std::string eight = "{\"name\":\"get_time\",\"parameters\":{\"tz\":\"UTC\"}}";
+    for (int i = 1; i < 8; ++i) eight += "; {\"name\":\"get_time\",\"parameters\":{\"tz\":\"UTC\"}}";
+    EXPECT_TRUE(accepts(llama, eight));
+    EXPECT_FALSE(accepts(llama, eight + "; {\"name\":\"get_time\",\"parameters\":{\"tz\":\"UTC\"}}"));  // at most 8
     const Grammar generic = forced(named, ToolCallFamily::Generic);
     const std::string call = "{\"tool_calls\":[{\"name\":\"get_time\",\"arguments\":{\"tz\":\"UTC\"}}]}";
     EXPECT_TRUE(accepts(generic, call));
