@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     using tessera::ToolCallFamily;
     for (ToolCallFamily family : {ToolCallFamily::Generic, ToolCallFamily::Hermes, ToolCallFamily::Llama3,
-                                  ToolCallFamily::Mistral}) {
+                                  ToolCallFamily::Mistral, ToolCallFamily::DeepSeek}) {
         const tessera::ToolCallOutput out = tessera::parse_tool_calls(text, family);
         if (out.calls.empty() && out.content != text) std::abort();
         for (const tessera::ToolCall& call : out.calls) {

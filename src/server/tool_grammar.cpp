@@ -93,6 +93,7 @@ std::string wrap(ToolCallFamily family, bool parallel) {
         }
         case ToolCallFamily::Llama3: return calls("tool-call", R"("; ")");
         case ToolCallFamily::Mistral: return R"("[TOOL_CALLS][" )" + calls("tool-call", R"(",")") + R"( "]")";
+        case ToolCallFamily::DeepSeek:  // refused before (tool_call_gbnf)
         case ToolCallFamily::Generic: break;
     }
     return R"("{\"tool_calls\":[" )" + calls("tool-call", R"(",")") + R"( "]}")";
@@ -102,6 +103,12 @@ std::string wrap(ToolCallFamily family, bool parallel) {
 
 Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily family, const GrammarLimits& limits) {
     if (!tools.forced()) return Status::error("tool calls are only forced with tool_choice \"required\" or a named function");
+    // DeepSeek writes the name outside the JSON, so each name needs its own
+    // arguments grammar, and json_schema.h names its rules alike for every schema.
+    if (family == ToolCallFamily::DeepSeek) {
+        return Status::error("forcing a call is not supported yet for this model's tool-call syntax (deepseek); "
+                             "use tool_choice \"auto\"");
+    }
     Json schema;
     TS_ASSIGN_OR_RETURN(schema, call_schema(tools, family));
     std::string body;

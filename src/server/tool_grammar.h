@@ -22,7 +22,8 @@ namespace tessera {
 // The JSON is compact (grammar/json_schema.h). Parameter schemas may use
 // $ref only into their own $defs / definitions (merged for all tools; a name
 // two tools define differently is refused); a keyword json_schema.h does not
-// support is refused, naming it and the tool.
+// support is refused, naming it and the tool. The DeepSeek family is
+// refused (not yet built).
 Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily family,
                                      const GrammarLimits& limits = {});
 Expected<Grammar> compile_tool_call_grammar(const ToolRequest& tools, ToolCallFamily family,

@@ -14,6 +14,11 @@ constexpr std::string_view kHermesOpen = "<tool_call>";
 constexpr std::string_view kHermesClose = "</tool_call>";
 constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kDeepSeekCalls = "<｜tool▁calls▁begin｜>";
+constexpr std::string_view kDeepSeekCallsEnd = "<｜tool▁calls▁end｜>";
+constexpr std::string_view kDeepSeekCall = "<｜tool▁call▁begin｜>";
+constexpr std::string_view kDeepSeekSep = "<｜tool▁sep｜>";
+constexpr std::string_view kDeepSeekCallEnd = "<｜tool▁call▁end｜>";
 
 bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
@@ -120,6 +125,46 @@ ToolCallOutput parse_mistral(std::string_view text) {
     return with_content(std::string(text.substr(0, marker)) + std::string(text.substr(end)), std::move(calls));
 }
 
+// One DeepSeek call body: TYPE<｜tool▁sep｜>NAME\n```json\nARGS\n```
+std::optional<ToolCall> parse_deepseek_call(std::string_view body) {
+    const size_t sep = body.find(kDeepSeekSep);
+    if (sep == std::string_view::npos) return std::nullopt;
+    std::string_view rest = body.substr(sep + kDeepSeekSep.size());
+    const size_t newline = rest.find('\n');
+    if (newline == std::string_view::npos) return std::nullopt;
+    const std::string_view name = trim(rest.substr(0, newline));
+    std::string_view args = trim(rest.substr(newline + 1));
+    const std::string_view open = "```json", close = "```";
+    if (args.substr(0, open.size()) != open || args.size() < open.size() + close.size() ||
+        args.substr(args.size() - close.size()) != close) {
+        return std::nullopt;
+    }
+    args = args.substr(open.size(), args.size() - open.size() - close.size());
+    if (name.empty()) return std::nullopt;
+    return call_from(Json{{"name", std::string(name)}, {"arguments", parse_tool_json(trim(args))}});
+}
+
+ToolCallOutput parse_deepseek(std::string_view text) {
+    const size_t begin = text.find(kDeepSeekCalls);
+    if (begin == std::string_view::npos) return no_calls(text);
+    const size_t end = text.find(kDeepSeekCallsEnd, begin);
+    const size_t body_end = end == std::string_view::npos ? text.size() : end;
+    std::vector<ToolCall> calls;
+    size_t pos = begin + kDeepSeekCalls.size();
+    for (size_t open; (open = text.find(kDeepSeekCall, pos)) < body_end;) {
+        const size_t start = open + kDeepSeekCall.size();
+        const size_t close = text.find(kDeepSeekCallEnd, start);
+        if (close == std::string_view::npos || close > body_end) return no_calls(text);
+        auto call = parse_deepseek_call(text.substr(start, close - start));
+        if (!call) return no_calls(text);
+        calls.push_back(std::move(*call));
+        pos = close + kDeepSeekCallEnd.size();
+    }
+    if (calls.empty()) return no_calls(text);
+    const size_t after = end == std::string_view::npos ? text.size() : end + kDeepSeekCallsEnd.size();
+    return with_content(std::string(text.substr(0, begin)) + std::string(text.substr(after)), std::move(calls));
+}
+
 // The whole message is calls: JSON objects separated by ';'.
 ToolCallOutput parse_llama3(std::string_view text) {
     std::string_view rest = trim(text);
@@ -191,6 +236,7 @@ size_t llama3_start(std::string_view text, bool complete) {
 }  // namespace
 
 ToolCallFamily tool_call_family(std::string_view source) {
+    if (source.find(kDeepSeekCalls) != std::string_view::npos) return ToolCallFamily::DeepSeek;
     if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFamily::Hermes;
     if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFamily::Mistral;
     if (source.find(kPythonTag) != std::string_view::npos || source.find("ipython") != std::string_view::npos) {
@@ -204,6 +250,7 @@ const char* tool_call_family_name(ToolCallFamily family) {
         case ToolCallFamily::Hermes: return "hermes";
         case ToolCallFamily::Llama3: return "llama3";
         case ToolCallFamily::Mistral: return "mistral";
+        case ToolCallFamily::DeepSeek: return "deepseek";
         case ToolCallFamily::Generic: break;
     }
     return "generic";
@@ -214,6 +261,7 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
         case ToolCallFamily::Hermes: return parse_hermes(text);
         case ToolCallFamily::Llama3: return parse_llama3(text);
         case ToolCallFamily::Mistral: return parse_mistral(text);
+        case ToolCallFamily::DeepSeek: return parse_deepseek(text);
         case ToolCallFamily::Generic: break;
     }
     return parse_generic(text);
@@ -223,6 +271,7 @@ size_t tool_call_start(std::string_view text, ToolCallFamily family, bool comple
     switch (family) {
         case ToolCallFamily::Hermes: return marker_start(text, kHermesOpen, complete);
         case ToolCallFamily::Mistral: return marker_start(text, kMistralMarker, complete);
+        case ToolCallFamily::DeepSeek: return marker_start(text, kDeepSeekCalls, complete);
         case ToolCallFamily::Llama3: return llama3_start(text, complete);
         case ToolCallFamily::Generic: break;
     }

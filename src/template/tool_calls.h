@@ -22,6 +22,10 @@ enum class ToolCallFamily {
     Hermes,   // Hermes, Qwen 2.5: <tool_call>{"name": .., "arguments": {..}}</tool_call>, one per call
     Llama3,   // Llama 3.x: {"name": .., "parameters": {..}}, optionally after <|python_tag|>; ';' between calls
     Mistral,  // Mistral: [TOOL_CALLS][{"name": .., "arguments": {..}, "id"?: ..}, ...]
+    // DeepSeek R1 / V3: <｜tool▁calls▁begin｜> then per call
+    // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{..}\n```<｜tool▁call▁end｜>,
+    // then <｜tool▁calls▁end｜>. Parsed only: forcing a call is refused (tool_grammar.h).
+    DeepSeek,
 };
 
 ToolCallFamily tool_call_family(std::string_view template_source);

@@ -144,6 +144,9 @@ TEST(ToolGrammar, RefusesWhatItCannotEnforce) {
         {"name": "f", "parameters": {"type": "object", "properties": {"n": {"$ref": "#"}}}}}]})"), root_ref));
     EXPECT_FALSE(tool_call_gbnf(root_ref, ToolCallFamily::Hermes).ok());
     EXPECT_FALSE(tool_call_gbnf(read_ok(""), ToolCallFamily::Hermes).ok());  // auto: nothing to force
+    auto deepseek = tool_call_gbnf(read_ok(R"(, "tool_choice": "required")"), ToolCallFamily::DeepSeek);
+    ASSERT_FALSE(deepseek.ok());
+    EXPECT_NE(deepseek.error().find("deepseek"), std::string::npos);
 }
 
 TEST(ToolResponse, MessageToolCallsAndFinishReason) {

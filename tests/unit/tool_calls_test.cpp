@@ -26,6 +26,7 @@ TEST(ToolCallFamily, RecognisedFromTheFixtureTemplates) {
     EXPECT_EQ(tool_call_family(read_fixture("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")), ToolCallFamily::Hermes);
     EXPECT_EQ(tool_call_family(read_fixture("meta-llama-Llama-3.1-8B-Instruct.jinja")), ToolCallFamily::Llama3);
     EXPECT_EQ(tool_call_family(read_fixture("mistralai-Mistral-Nemo-Instruct-2407.jinja")), ToolCallFamily::Mistral);
+    EXPECT_EQ(tool_call_family(read_fixture("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")), ToolCallFamily::DeepSeek);
     EXPECT_EQ(tool_call_family(read_fixture("google-gemma-2-2b-it.jinja")), ToolCallFamily::Generic);
     EXPECT_EQ(tool_call_family(read_fixture("microsoft-Phi-3.5-mini-instruct.jinja")), ToolCallFamily::Generic);
 }
@@ -82,6 +83,25 @@ TEST(ToolCallParse, GenericWrapperSingleCallAndFence) {
     ASSERT_EQ(fenced.calls.size(), 1u);
     EXPECT_EQ(fenced.content, "Sure.");
     EXPECT_TRUE(parse_tool_calls("Plain answer with {braces}.", ToolCallFamily::Generic).calls.empty());
+}
+
+TEST(ToolCallParse, DeepSeekCalls) {
+    const std::string text =
+        "Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+        "{\"location\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>ping\n"
+        "```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    auto out = parse_tool_calls(text, ToolCallFamily::DeepSeek);
+    ASSERT_EQ(out.calls.size(), 2u);
+    EXPECT_EQ(out.content, "Checking.");
+    EXPECT_EQ(out.calls[0].name, "get_weather");
+    EXPECT_EQ(out.calls[0].arguments, "{\"location\":\"Paris\"}");
+    EXPECT_EQ(out.calls[1].name, "ping");
+    // no fence, or no end marker of the call: content
+    for (const std::string bad : {"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n{}<｜tool▁call▁end｜>",
+                                  "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```"}) {
+        EXPECT_TRUE(parse_tool_calls(bad, ToolCallFamily::DeepSeek).calls.empty()) << bad;
+    }
+    EXPECT_EQ(tool_call_start("ok <｜tool", ToolCallFamily::DeepSeek, false), 3u);
 }
 
 TEST(ToolCallParse, MalformedOutputStaysContent) {
