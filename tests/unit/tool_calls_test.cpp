@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "template/chat_render.h"
 #include "template/tool_calls.h"
 #include "template/tool_messages.h"
 
@@ -29,6 +30,19 @@ TEST(ToolCallFamily, RecognisedFromTheFixtureTemplates) {
     EXPECT_EQ(tool_call_family(read_fixture("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")), ToolCallFamily::DeepSeek);
     EXPECT_EQ(tool_call_family(read_fixture("google-gemma-2-2b-it.jinja")), ToolCallFamily::Generic);
     EXPECT_EQ(tool_call_family(read_fixture("microsoft-Phi-3.5-mini-instruct.jinja")), ToolCallFamily::Generic);
+}
+
+TEST(ToolCallFamily, ProbeFindsWhichTemplatesShowTools) {
+    for (const char* name : {"Qwen-Qwen2.5-7B-Instruct.jinja", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+                             "meta-llama-Llama-3.1-8B-Instruct.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"}) {
+        EXPECT_TRUE(ChatTemplate(read_fixture(name), "<s>", "</s>").shows_tools()) << name;
+    }
+    for (const char* name : {"google-gemma-2-2b-it.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
+                             "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja"}) {
+        EXPECT_FALSE(ChatTemplate(read_fixture(name), "<s>", "</s>").shows_tools()) << name;
+    }
+    EXPECT_FALSE(ChatTemplate(chatml_template(), "", "").shows_tools());
+    EXPECT_FALSE(ChatTemplate("{% if %}", "", "").shows_tools());  // does not compile
 }
 
 TEST(ToolCallParse, HermesCallsAndContent) {
