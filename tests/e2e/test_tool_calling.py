@@ -5,6 +5,7 @@
 # conversation with a tool result comes back for a final answer; bad tool
 # requests get a 400 naming the field.
 import json
+import pathlib
 
 import openai
 import pytest
@@ -32,6 +33,7 @@ TIME = {
 }
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 MAX_TOKENS = 80
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # tool_choice "required" / a named function constrain decoding with the
 # grammar server/tool_grammar builds; it reaches the engine once
@@ -170,6 +172,44 @@ def test_bad_tool_requests_are_400s(client, server, extra, param):
     assert e.value.body["param"] == param
     # and the server keeps serving
     assert client.chat.completions.create(model=MODEL_ID, messages=QUESTION, max_tokens=2).choices[0].message.content
+
+
+@pytest.fixture(scope="module")
+def hermes_client(tessera_bin, model_path):
+    # The default model under Qwen 2.5's template: the hermes family, whose
+    # template shows the tools itself and reads call arguments as objects.
+    template = ROOT.parent / "shared" / "fixtures" / "chat_templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+    if not template.exists():
+        pytest.skip(f"fixture template missing: {template}")
+    srv = ServerProcess(tessera_bin, model_path, extra_args=["--chat-template", str(template)])
+    yield openai.OpenAI(base_url=srv.base_url + "/v1", api_key="x", max_retries=0, timeout=120)
+    assert srv.stop() == 0, srv.final_log
+
+
+def test_hermes_template_takes_the_tool_history(hermes_client):
+    history = QUESTION + [
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21 C, sunny"},
+    ]
+    r = hermes_client.chat.completions.create(model=MODEL_ID, messages=history, tools=[WEATHER], temperature=0,
+                                              max_tokens=16)
+    assert r.choices[0].finish_reason in ("stop", "length", "tool_calls")
+    plain = hermes_client.chat.completions.create(model=MODEL_ID, messages=history, temperature=0, max_tokens=1)
+    assert r.usage.prompt_tokens > plain.usage.prompt_tokens  # the template listed the tool
+
+
+@needs_constraint
+def test_hermes_required_streamed_as_deltas(hermes_client):
+    chunks = list(hermes_client.chat.completions.create(
+        model=MODEL_ID, messages=QUESTION, tools=[WEATHER, TIME], temperature=0, max_tokens=MAX_TOKENS, stream=True,
+        tool_choice="required", parallel_tool_calls=False))
+    assert not "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # <tool_call> held back
+    deltas = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+    assert deltas[0].function.name in ("get_weather", "get_time") and deltas[0].id.startswith("call_")
+    json.loads("".join(d.function.arguments or "" for d in deltas))
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
 def test_raw_stream_deltas_are_openai_shaped(server):
