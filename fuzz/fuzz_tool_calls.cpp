@@ -20,8 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const tessera::ToolCall& call : out.calls) {
             if (call.name.empty() || !tessera::parse_tool_json(call.arguments).is_object()) std::abort();
         }
+        // Streamed prefix by prefix with each answer as the next `from`, the
+        // start must be the one a look at the whole text gives.
+        size_t from = 0;
         for (size_t n = 0; n <= text.size(); n += 1 + n / 4) {
-            if (tessera::tool_call_start(text.substr(0, n), family, n == text.size()) > n) std::abort();
+            const size_t start = tessera::tool_call_start(text.substr(0, n), family, n == text.size(), from);
+            if (start > n || start != tessera::tool_call_start(text.substr(0, n), family, n == text.size())) std::abort();
+            from = start;
         }
     }
     return 0;

@@ -54,7 +54,7 @@ Json tool_call_arguments_delta(const ToolCall& call, size_t k) {
 
 std::string ToolCallStream::push(std::string_view text) {
     text_ += text;
-    const size_t start = std::max(sent_, tool_call_start(text_, family_, /*complete=*/false));
+    const size_t start = std::max(sent_, tool_call_start(text_, family_, /*complete=*/false, sent_));
     std::string out = text_.substr(sent_, start - sent_);
     sent_ = start;
     return out;

@@ -267,18 +267,20 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
     return parse_generic(text);
 }
 
-size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete) {
+size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete, size_t from) {
+    if (family == ToolCallFamily::Llama3) return llama3_start(text, complete);  // decided at the start
+    from = std::min(from, text.size());
+    const std::string_view rest = text.substr(from);
     switch (family) {
-        case ToolCallFamily::Hermes: return marker_start(text, kHermesOpen, complete);
-        case ToolCallFamily::Mistral: return marker_start(text, kMistralMarker, complete);
-        case ToolCallFamily::DeepSeek: return marker_start(text, kDeepSeekCalls, complete);
-        case ToolCallFamily::Llama3: return llama3_start(text, complete);
+        case ToolCallFamily::Hermes: return from + marker_start(rest, kHermesOpen, complete);
+        case ToolCallFamily::Mistral: return from + marker_start(rest, kMistralMarker, complete);
+        case ToolCallFamily::DeepSeek: return from + marker_start(rest, kDeepSeekCalls, complete);
+        case ToolCallFamily::Llama3:
         case ToolCallFamily::Generic: break;
     }
     // The generic parse takes the first object anywhere, so hold from the
     // first '{' (or a fence that may precede one).
-    return std::min(text.find('{') == std::string_view::npos ? text.size() : text.find('{'),
-                    marker_start(text, "```", complete));
+    return from + std::min(std::min(rest.find('{'), rest.size()), marker_start(rest, "```", complete));
 }
 
 Json with_generic_tool_prompt(const Json& messages, const Json& tools) {

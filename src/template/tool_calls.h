@@ -51,8 +51,10 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family);
 // family the first '{' or ``` fence. Text before it can be streamed as
 // content, and parse_tool_calls of the text from there finds the same calls
 // as of the whole message. text.size() when no call can begin in `text` as
-// seen so far; `complete` says no more text follows.
-size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete);
+// seen so far; `complete` says no more text follows. `from`: no call starts
+// before it (an earlier answer for a shorter text), so a stream's checks
+// stay linear in its length.
+size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete, size_t from = 0);
 
 // The messages with the generic family's instructions and the tools'
 // definitions added to the system message (one is put first if none is).

@@ -160,6 +160,11 @@ TEST(ToolCallStart, HoldsBackWhatMayBecomeACall) {
     EXPECT_EQ(tool_call_start("Text {", ToolCallFamily::Generic, false), 5u);
     EXPECT_EQ(tool_call_start("Text `", ToolCallFamily::Generic, false), 5u);
     EXPECT_EQ(tool_call_start("Text", ToolCallFamily::Generic, true), 4u);
+    // `from` skips text already known to hold no start, with the same answer.
+    EXPECT_EQ(tool_call_start("Hello <tool", ToolCallFamily::Hermes, false, 6), 6u);
+    EXPECT_EQ(tool_call_start("ab <tool_call>", ToolCallFamily::Hermes, false, 2), 3u);
+    EXPECT_EQ(tool_call_start("Text {", ToolCallFamily::Generic, false, 5), 5u);
+    EXPECT_EQ(tool_call_start("Text", ToolCallFamily::Generic, false, 9), 4u);
 }
 
 TEST(ToolMessages, FormsOfACallConversation) {
