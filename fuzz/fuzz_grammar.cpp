@@ -1,8 +1,10 @@
 // libFuzzer target: arbitrary text as a GBNF grammar (or, when it starts
-// with '{', as a JSON Schema) under tight limits; a grammar that compiles is then driven by the input's own bytes (advance,
-// rollback) and asked for a token mask over a tiny vocabulary, whose answer
-// must agree with feeding each token to a copy of the matcher, and the mask
-// cache must agree with both.
+// with '{', as a JSON Schema; with '/', the rest as a regex) under tight
+// limits; a grammar that compiles is then driven by the input's own bytes
+// (advance, rollback) and asked for a token mask over a tiny vocabulary,
+// whose answer must agree with feeding each token to a copy of the matcher;
+// the context-independent tables (lazy and prebuilt) and the mask cache
+// must agree with both.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,7 +14,9 @@
 
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/regex.h"
 #include "grammar/token_mask.h"
+#include "grammar/token_mask_tables.h"
 
 namespace {
 
@@ -36,10 +40,12 @@ const tessera::TokenVocabulary& vocabulary() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    auto g = (size > 0 && data[0] == '{') ? tessera::compile_json_schema(text, tight_limits())
-                                          : tessera::parse_gbnf(text, tight_limits());
+    auto g = (size > 0 && data[0] == '{')   ? tessera::compile_json_schema(text, tight_limits())
+             : (size > 0 && data[0] == '/') ? tessera::compile_regex(text.substr(1), tight_limits())
+                                            : tessera::parse_gbnf(text, tight_limits());
     if (!g) return 0;
-    tessera::GrammarMatcher m(std::make_shared<const tessera::Grammar>(std::move(*g)));
+    const auto grammar = std::make_shared<const tessera::Grammar>(std::move(*g));
+    tessera::GrammarMatcher m(grammar);
     // Drive the matcher with the input's bytes (up to 64 of them).
     for (size_t i = 0; i < size && i < 64; ++i) {
         if (!m.advance(data[i])) break;
@@ -54,6 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (copy.advance(std::string_view(vocabulary().bytes(id))) != tessera::mask_has(mask, id)) std::abort();
     }
     if (tessera::mask_has(mask, 0) != m.accepting()) std::abort();
+    tessera::TokenMaskTables lazy(grammar, vocabulary()), prebuilt(grammar, vocabulary());
+    prebuilt.build_all();
+    tessera::TokenMask from_tables;
+    lazy.compute(m, from_tables);
+    if (from_tables != mask) std::abort();
+    prebuilt.compute(m, from_tables);
+    if (from_tables != mask) std::abort();
     // The cache must give the same mask, also after a rollback and a different byte.
     tessera::TokenMaskCache cache;
     tessera::TokenMask cached;

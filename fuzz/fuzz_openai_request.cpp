@@ -1,7 +1,8 @@
 // libFuzzer target: an arbitrary HTTP body through the server's request layer
 // (JSON parse with the depth limit, then chat, completion or Responses API
 // validation, the chat template and tokenization) with the GPT-2 fixture
-// vocabulary. The first byte picks the route: bit 1 set is a Responses body
+// vocabulary; a structured-output field's grammar is compiled and then run
+// over the body's own bytes. The first byte picks the route: bit 1 set is a Responses body
 // (translated to a chat body first), else bit 0 picks completion over chat.
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "gguf/gguf_file.h"
+#include "grammar/matcher.h"
 #include "server/field_reader.h"
 #include "server/openai_request.h"
 #include "server/responses_api.h"
@@ -72,6 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ctx.limits.check(out.gen).ok() || !out.gen.sampling.validate(fx.tokenizer.n_vocab()).ok()) std::abort();
     for (int32_t id : out.gen.prompt) {
         if (id < 0 || id >= fx.tokenizer.n_vocab()) std::abort();
+    }
+    // A compiled constraint (response_format, guided_*, grammar, json_schema)
+    // must be one a matcher can run: feed it the body's first bytes.
+    if (out.gen.constraint) {
+        tessera::GrammarMatcher m(out.gen.constraint.grammar);
+        for (char c : text.substr(0, 256)) {
+            if (!m.advance(static_cast<uint8_t>(c))) break;
+        }
     }
     return 0;
 }

@@ -135,6 +135,29 @@ def main():
                (2, {"input": "x", "tools": [{"type": "function"}]})]
     for i, (kind, b) in enumerate(bodies):
         write("openai_request", f"{i}", bytes([kind]) + json.dumps(b).encode())
+    constraint_seeds(msgs[0])
+
+
+def constraint_seeds(messages):
+    """Structured-output fields (constraint_request.cpp): every kind, good and bad."""
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3},
+                                               "b": {"enum": [1, "x", None]},
+                                               "c": {"type": "array", "items": {"$ref": "#/$defs/d"}}},
+              "required": ["a"], "$defs": {"d": {"anyOf": [{"type": "integer", "minimum": 0}, {"const": True}]}}}
+    fields = [{"response_format": {"type": "json_object"}},
+              {"response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": schema,
+                                                                          "strict": True}}},
+              {"response_format": {"type": "text"}, "guided_choice": ["yes", "no", ""]},
+              {"guided_json": json.dumps(schema)},
+              {"json_schema": {"type": "string", "format": "uuid"}},
+              {"grammar": 'root ::= "a" [b-d]* x{2,3}\nx ::= ("e" | [^\\n])?'},
+              {"guided_grammar": "root ::= root \"a\" | "},
+              {"guided_regex": "a+"},
+              {"grammar": "", "guided_json": True},
+              {"guided_json": {"type": "integer"}, "grammar": 'root ::= "1"'}]
+    for i, f in enumerate(fields):
+        write("openai_request", f"constraint_{i}", bytes([i & 1]) + json.dumps(
+            {"messages": messages, "prompt": "p", "max_tokens": 4, **f}).encode())
 
 
 if __name__ == "__main__":

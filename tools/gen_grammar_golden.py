@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden token masks for tessera's grammar engine, from llguidance (PyPI).
 
-For each GBNF grammar below and a few seeds, walks random allowed tokens on the
+For each GBNF grammar, regex and JSON Schema below and a few seeds, walks random allowed tokens on the
 model's vocabulary (as llama.cpp reads it, through llama-cpp-python) and
 records every step's allowed-token set. The vocabulary is read from the GGUF
 with the `gguf` package: byte-level BPE texts decoded to bytes, control tokens
@@ -54,6 +54,18 @@ inner ::= ( "x" | "(" inner ")" | " " )*
 ''',
 }
 
+# Regular expressions (whole-string match, as guided_regex), compiled by
+# llguidance's "regex" grammar kind and by tessera's compile_regex. The
+# oracle's \d \w \s are Unicode classes (Rust's regex crate), ECMAScript's
+# (tessera's) ASCII ones: a documented difference, so these spell classes out.
+REGEXES = {
+    "phone": r"\([0-9]{3}\) [0-9]{3}-[0-9]{4}",
+    "words": r"[A-Z][a-z]+( [a-z]+){0,6}\.",
+    "ident_list": r"(?:[a-z_][a-z0-9_]*)(?:, [a-z_][a-zA-Z0-9_]*)*",
+    "decimal": r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?",
+    "not_quote": r"[^\"\n]{1,30}",
+}
+
 # JSON Schemas, compiled by llguidance with compact separators and no
 # whitespace (tessera's default), every object closed (additionalProperties
 # false, which tessera assumes when it is absent).
@@ -65,6 +77,10 @@ SCHEMAS = {
                                                    "ok": {"type": "boolean"}, "note": {"type": ["string", "null"]}},
                   "required": ["color", "ok", "note"], "additionalProperties": False},
     "list_of_numbers": {"type": "array", "items": {"type": "number"}, "minItems": 1},
+    "patterns": {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{2,4}$"},
+                                                  "note": {"type": "string", "pattern": "ok"},
+                                                  "id": {"type": "string", "format": "uuid"}},
+                 "required": ["code", "note", "id"], "additionalProperties": False},
 }
 COMPACT = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"}
 
@@ -169,6 +185,7 @@ def main():
         f.write(json.dumps({"meta": {"oracle": f"llguidance {llguidance.__version__}", "model": args.model.split("/")[-1],
                                      "n_vocab": n_vocab, "eog": eog}}) + "\n")
         cases = [(name, "gbnf", gbnf, llguidance.grammar_from("gbnf", gbnf)) for name, gbnf in GRAMMARS.items()]
+        cases += [(name, "regex", rx, llguidance.grammar_from("regex", rx)) for name, rx in REGEXES.items()]
         for name, schema in SCHEMAS.items():
             text = json.dumps(schema)
             cases.append((name, "schema", text, llguidance.grammar_from("json_schema", json.dumps(dict(schema, **{"x-guidance": COMPACT})))))

@@ -94,6 +94,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--max-response-tokens", s.limits.max_response_tokens,
                    "largest n x max_tokens x (top_logprobs + 1) of a non-streamed response")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    app.add_option("--grammar-max-bytes", s.limits.grammar.max_source_bytes,
+                   "largest grammar or JSON Schema a request may constrain its output with")
+        ->check(CLI::Range(size_t{1}, size_t{64} << 20));
     app.add_option("--request-timeout", f.request_timeout_s,
                    "seconds a connection has to send each whole request (0: no limit)")
         ->check(CLI::Range(0.0, 86400.0));

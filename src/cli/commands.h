@@ -12,5 +12,7 @@ int cmd_template(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
+int cmd_perplexity(int argc, char** argv);
 
 }  // namespace tessera

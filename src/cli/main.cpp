@@ -21,6 +21,8 @@ constexpr Command kCommands[] = {
     {"info", tessera::cmd_info, "print a model's metadata and tensors"},
     {"logits", tessera::cmd_logits, "print the logits of a token sequence (testing)"},
     {"bench", tessera::cmd_bench, "measure prompt, decode and batched-decode speed"},
+    {"perplexity", tessera::cmd_perplexity, "perplexity / KL divergence of a model over a text"},
+    {"quantize", tessera::cmd_quantize, "write a copy of a model with quantized weights"},
 };
 
 void usage() {

@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/request.h"
 #include "engine/request_handle.h"
+#include "sample/grammar_constraint.h"
 #include "sample/sampler.h"
 #include "sample/stop_strings.h"
 #include "sched/sequence.h"
@@ -22,9 +24,14 @@ struct RequestState {
 };
 
 struct Choice {
-    Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab)
+    // `vocab`: the model's grammar vocabulary; needed (non-null) only when
+    // the request carries a constraint.
+    Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab,
+           const std::shared_ptr<const TokenVocabulary>& vocab)
         : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
-          stops(req->request.stop), detok(tok) {}
+          stops(req->request.stop), detok(tok) {
+        if (req->request.constraint) constraint.emplace(req->request.constraint.grammar, vocab);
+    }
 
     std::shared_ptr<RequestState> req;
     int32_t index;
@@ -32,6 +39,7 @@ struct Choice {
     Sampler sampler;
     StopStringMatcher stops;
     IncrementalDetokenizer detok;
+    std::optional<GrammarConstraint> constraint;         // this choice's own matcher and mask cache
     std::vector<std::unique_ptr<Choice>> pending_forks;  // choices 1..n-1 until choice 0's prefill is done
     int32_t n_generated = 0;
     std::vector<int32_t> unsent_tokens;                  // tokens whose text is still held back

@@ -101,6 +101,8 @@ private:
     void handle_cancellations();
     void process_logits(Choice& choice, const float* logits);
     void fork_siblings(Choice& leader, const float* logits);
+    void sample_token(Choice& choice, const float* logits);
+    const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
     void track(std::unique_ptr<Choice> choice);
     void on_token(Choice& choice, const float* logits, int32_t token);
     void emit(Choice& choice, std::string text);
@@ -130,6 +132,7 @@ private:
     std::unordered_map<const Sequence*, Choice*> owner_;  // scheduler sequence -> its choice
     Batch batch_;
     std::vector<float> logits_;
+    std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
     std::thread thread_;
 };
 
@@ -150,6 +153,7 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
         if (t < 0 || t >= n_vocab) return Status::error("stop token id " + std::to_string(t) + " is out of range");
     }
     TS_RETURN_IF_ERROR(request.sampling.validate(n_vocab));
+    const GenerationConstraint constraint = request.constraint;  // for the metrics, once accepted
 
     auto state = std::make_shared<RequestState>();
     {
@@ -167,6 +171,10 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
         incoming_.push_back(state);
     }
     cv_.notify_one();
+    if (constraint) {
+        metrics_.constrained_requests.fetch_add(1, std::memory_order_relaxed);
+        metrics_.grammar_compile.observe(constraint.compile_seconds);
+    }
     return state->handle;
 }
 
@@ -229,11 +237,21 @@ void Engine::Impl::take_incoming(std::deque<std::shared_ptr<RequestState>>& inco
     }
 }
 
+// The vocabulary's bytes, sorted for mask walks: built once per model, on
+// the engine thread, the first time a request needs it.
+const std::shared_ptr<const TokenVocabulary>& Engine::Impl::grammar_vocabulary() {
+    if (!grammar_vocab_) {
+        grammar_vocab_ = std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(tokenizer_));
+    }
+    return grammar_vocab_;
+}
+
 void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     const int32_t n_vocab = model_.config().n_vocab;
-    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab);
+    const std::shared_ptr<const TokenVocabulary> vocab = state->request.constraint ? grammar_vocabulary() : nullptr;
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab);
     for (int32_t i = 1; i < state->request.n; ++i) {
-        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab));
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab));
     }
     Sequence& seq = leader->seq;
     scheduler_.add(&seq, NewSequence{state->handle->id(), state->request.prompt, state->request.cache_salt});
@@ -299,13 +317,31 @@ void Engine::Impl::process_logits(Choice& choice, const float* logits) {
         return;
     }
     if (!choice.pending_forks.empty()) fork_siblings(choice, logits);
-    on_token(choice, logits, choice.sampler.sample(std::span<const float>(logits, static_cast<size_t>(n_vocab))));
+    sample_token(choice, logits);
+}
+
+// The grammar mask, when the choice has one, applies before the whole
+// sampling chain (penalties, bias, top-k/p, ...), so those only ever see
+// allowed tokens. It is computed here on the engine thread, between forward
+// passes; computing it on the pool while the next forward runs is a later
+// optimisation (issue 26, item 2).
+void Engine::Impl::sample_token(Choice& choice, const float* logits) {
+    std::span<const float> row(logits, static_cast<size_t>(model_.config().n_vocab));
+    if (choice.constraint) {
+        const auto start = std::chrono::steady_clock::now();
+        row = choice.constraint->mask(row);
+        metrics_.grammar_mask.observe(seconds_between(start, std::chrono::steady_clock::now()));
+        if (row.empty()) {
+            finish(choice, FinishReason::Error, "the grammar allows no token of this model's vocabulary here");
+            return;
+        }
+    }
+    on_token(choice, row.data(), choice.sampler.sample(row));
 }
 
 // Choices 1..n-1 start from choice 0's computed prompt: they share its blocks
 // (copy-on-write on the partial last one) and sample from the same logits.
 void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
-    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
     std::vector<std::unique_ptr<Choice>> forks = std::move(leader.pending_forks);
     leader.pending_forks.clear();
     for (auto& f : forks) {
@@ -313,7 +349,7 @@ void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
         for (int32_t t : f->seq.tokens) f->sampler.accept(t);
         Choice& fork = *f;
         track(std::move(f));
-        on_token(fork, logits, fork.sampler.sample(std::span<const float>(logits, n_vocab)));
+        sample_token(fork, logits);
     }
 }
 
@@ -334,8 +370,14 @@ void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) 
 
     const bool stop_token = std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), token) !=
                             req.stop_token_ids.end();
-    if ((!req.ignore_eos && tokenizer_.is_eog(token)) || stop_token) {
+    // Under a grammar an end-of-generation token was only allowed where the
+    // grammar accepts: it ends the choice even with ignore_eos.
+    if (((!req.ignore_eos || choice.constraint) && tokenizer_.is_eog(token)) || stop_token) {
         finish(choice, FinishReason::Stop);
+        return;
+    }
+    if (choice.constraint && !choice.constraint->accept(token)) {
+        finish(choice, FinishReason::Error, "the grammar rejected a sampled token");  // the mask allowed it: a bug
         return;
     }
     choice.unsent_tokens.push_back(token);
@@ -351,7 +393,7 @@ void Engine::Impl::on_token(Choice& choice, const float* logits, int32_t token) 
     }
     auto piece = choice.stops.push(choice.detok.push(token));
     if (!piece.emit.empty()) emit(choice, std::move(piece.emit));
-    if (piece.stopped) {
+    if (piece.stopped || (choice.constraint && choice.constraint->complete())) {
         finish(choice, FinishReason::Stop);
     } else if (choice.n_generated >= req.max_tokens ||
                static_cast<int64_t>(choice.seq.tokens.size()) >= max_context_) {

@@ -11,17 +11,26 @@ namespace tessera {
 // Fixed-bucket histogram of seconds; buckets are upper bounds (Prometheus "le").
 class Histogram {
 public:
-    static constexpr std::array<double, 14> kBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                       1.0,   2.5,  5.0,   10.0, 30.0, 60.0, 120.0};
+    using Bounds = std::array<double, 14>;
+    // Request latencies.
+    static constexpr Bounds kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                              1.0,   2.5,  5.0,   10.0, 30.0, 60.0, 120.0};
+    // Per-token CPU work (grammar masks, compiles): 10 us to 1 s.
+    static constexpr Bounds kFastBounds = {1e-5,  2.5e-5, 5e-5, 1e-4,  2.5e-4, 5e-4, 1e-3,
+                                           2.5e-3, 5e-3,  0.01, 0.025, 0.1,    0.25, 1.0};
+
+    explicit Histogram(const Bounds& bounds = kLatencyBounds) : bounds_(bounds) {}
     void observe(double seconds);
+    const Bounds& bounds() const { return bounds_; }
     uint64_t bucket_count(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }  // cumulative
     uint64_t count() const { return count_.load(std::memory_order_relaxed); }
-    double sum() const { return static_cast<double>(sum_us_.load(std::memory_order_relaxed)) * 1e-6; }
+    double sum() const { return static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9; }
 
 private:
-    std::array<std::atomic<uint64_t>, kBounds.size()> buckets_{};
+    const Bounds& bounds_;  // one of the static tables above
+    std::array<std::atomic<uint64_t>, std::tuple_size_v<Bounds>> buckets_{};
     std::atomic<uint64_t> count_{0};
-    std::atomic<uint64_t> sum_us_{0};
+    std::atomic<uint64_t> sum_ns_{0};  // nanoseconds: per-token observations are microseconds
 };
 
 struct EngineMetrics {
@@ -43,6 +52,10 @@ struct EngineMetrics {
     std::atomic<uint64_t> requests_finished{0};
     std::atomic<uint64_t> requests_rejected{0};
     std::atomic<uint64_t> steps{0};                // forward passes run
+    // Structured output (grammar-constrained requests).
+    std::atomic<uint64_t> constrained_requests{0};  // accepted by submit()
+    Histogram grammar_compile{Histogram::kFastBounds};  // per request, as measured by its builder
+    Histogram grammar_mask{Histogram::kFastBounds};     // per sampled token of a constrained choice
 };
 
 }  // namespace tessera

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "grammar/grammar.h"
 #include "sample/sampling_params.h"
 
 namespace tessera {
@@ -27,6 +29,16 @@ struct RequestLimits {
     Status check(const GenerationRequest& r) const;
 };
 
+// A grammar every choice's output must match (structured output, forced tool
+// calls). Compiled once per request by whoever builds it and shared, read
+// only, by the request's choices; each choice keeps its own matcher.
+struct GenerationConstraint {
+    std::shared_ptr<const Grammar> grammar;  // null: unconstrained
+    double compile_seconds = 0.0;            // for the metrics; 0 when unknown
+
+    explicit operator bool() const { return grammar != nullptr; }
+};
+
 struct GenerationRequest {
     std::vector<int32_t> prompt;       // already tokenized (template applied)
     SamplingParams sampling;
@@ -37,6 +49,11 @@ struct GenerationRequest {
     int32_t n = 1;                     // choices; they share the prompt's KV blocks
     int32_t top_logprobs = -1;         // -1: no logprobs; 0..max_top_logprobs: sampled token + k alternatives
     uint64_t cache_salt = 0;           // prefix-cache isolation domain (e.g. per API key)
+    // Tokens the grammar forbids are never sampled; an end-of-generation
+    // token only where the grammar accepts (and it then ends the choice, even
+    // with ignore_eos); a choice whose grammar is complete, with nothing
+    // allowed after it, ends with FinishReason::Stop.
+    GenerationConstraint constraint;
 };
 
 enum class FinishReason { None, Stop, Length, Cancelled, Error };

@@ -1,9 +1,11 @@
-// Builds GGUF files in memory (version 3). Used by tests to make small models
-// and hostile files, and later by the quantize tool.
+// Builds GGUF files (version 3). Tests make small models and hostile files in
+// memory; `tessera quantize` copies a model's metadata and streams tensors
+// that are produced one at a time while the file is written.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,11 +51,19 @@ public:
     void add_string_array(const std::string& key, const std::vector<std::string>& values);
     void add_float32_array(const std::string& key, const std::vector<float>& values);
     void add_int32_array(const std::string& key, const std::vector<int32_t>& values);
+    // Any parsed value, arrays (of arrays) included: copies a file's metadata.
+    void add_value(const std::string& key, const GgufValue& value);
     // `data` must hold exactly the bytes of a tensor of that type and shape.
     void add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> shape,
                     std::vector<uint8_t> data);
+    // A tensor whose bytes are made only when write_file reaches it, so a
+    // whole model never sits in memory; `produce` must return n_bytes bytes
+    // (or an error, which aborts the write).
+    using Producer = std::function<Expected<std::vector<uint8_t>>()>;
+    void add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> shape, Producer produce);
     void set_alignment(uint32_t alignment) { alignment_ = alignment; }
 
+    // In memory: every tensor must have been given as bytes.
     std::vector<uint8_t> build() const;
     Status write_file(const std::string& path) const;
 
@@ -62,9 +72,13 @@ private:
         std::string name;
         GgmlType type;
         std::vector<int64_t> shape;
-        std::vector<uint8_t> data;
+        size_t n_bytes = 0;
+        std::vector<uint8_t> data;  // when produce is empty
+        Producer produce;
     };
     void key(const std::string& k, GgufValueType type);
+    void value_payload(const GgufValue& v);
+    std::vector<uint8_t> header() const;
     ByteWriter kv_;
     uint64_t n_kv_ = 0;
     uint32_t alignment_ = 32;

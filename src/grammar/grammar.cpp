@@ -132,7 +132,10 @@ Expected<GrammarSymbol> GrammarBuilder::repeat(GrammarSymbol sym, uint32_t min, 
         return Status::error("repetition bound out of range (at most " + std::to_string(limits_.max_repetition) + ")");
     }
     const uint32_t r = new_rule("repeat");
+    const auto alt_index = static_cast<uint32_t>(alts_[r].size());
     std::vector<GrammarSymbol> head(min, sym);
+    // After i of the head's elements, min - i remain.
+    for (uint32_t i = 1; i + 2 <= min; ++i) shorter_.push_back({r, alt_index, i, r, alt_index, i + 1, min - i});
     if (max == kUnbounded) {
         // r ::= head | r sym   (left recursion: one item per byte, not a chain)
         TS_RETURN_IF_ERROR(add_alternative(r, head));
@@ -147,6 +150,8 @@ Expected<GrammarSymbol> GrammarBuilder::repeat(GrammarSymbol sym, uint32_t min, 
             TS_RETURN_IF_ERROR(add_alternative(t, {}));
             std::vector<GrammarSymbol> more{sym};
             if (has_tail) more.push_back(tail);
+            // tail_j (j = k + 1) after its element: j - 1 more may follow.
+            if (k >= 2) shorter_.push_back({t, 1, 1, tail.index, 1, 1, k});
             TS_RETURN_IF_ERROR(add_alternative(t, std::move(more)));
             tail = ref(t);
             has_tail = true;
@@ -174,6 +179,7 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
     g.names_ = names_;
     g.byte_sets_ = byte_sets_;
     g.rule_alts_.resize(names_.size());
+    g.left_recursions_.resize(names_.size());
     g.symbols_.reserve(n_symbols_);
     for (size_t r = 0; r < names_.size(); ++r) {
         for (const auto& alt : alts_[r]) {
@@ -183,6 +189,9 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
             a.end = static_cast<uint32_t>(g.symbols_.size());
             g.symbols_.push_back({GrammarSymbol::Kind::End, static_cast<uint32_t>(r)});
             g.rule_alts_[r].push_back(a);
+            if (!alt.empty() && alt[0].kind == GrammarSymbol::Kind::Rule && alt[0].index == r) {
+                g.left_recursions_[r].push_back(a.begin + 1);
+            }
         }
     }
     // Nullable rules, to a fixed point: a rule is nullable when one of its
@@ -204,7 +213,60 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
             }
         }
     }
+    g.compute_follow();
+    for (const Shorter& sh : shorter_) {
+        g.shorter_[g.rule_alts_[sh.rule][sh.alt].begin + sh.index] = {
+            g.rule_alts_[sh.shorter_rule][sh.shorter_alt].begin + sh.shorter_index, sh.remaining};
+    }
     return g;
+}
+
+void Grammar::compute_follow() {
+    // FIRST per rule, then FOLLOW per rule, each to a fixed point. `first_of`
+    // is the FIRST set of the symbols from `pos` to their alternative's end,
+    // and whether they are all nullable.
+    std::vector<ByteSet> first(n_rules());
+    const auto first_of = [&](uint32_t pos, ByteSet& out) {
+        for (;; ++pos) {
+            const GrammarSymbol sym = symbols_[pos];
+            if (sym.kind == GrammarSymbol::Kind::End) return true;
+            if (sym.kind == GrammarSymbol::Kind::Bytes) {
+                out.merge(byte_sets_[sym.index]);
+                return false;
+            }
+            out.merge(first[sym.index]);
+            if (!nullable_[sym.index]) return false;
+        }
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t r = 0; r < n_rules(); ++r) {
+            ByteSet f = first[r];
+            for (const auto& alt : rule_alts_[r]) first_of(alt.begin, f);
+            if (!(f == first[r])) {
+                first[r] = f;
+                changed = true;
+            }
+        }
+    }
+    follow_.assign(n_rules(), ByteSet{});
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t a = 0; a < n_rules(); ++a) {
+            for (const auto& alt : rule_alts_[a]) {
+                for (uint32_t pos = alt.begin; pos < alt.end; ++pos) {
+                    if (symbols_[pos].kind != GrammarSymbol::Kind::Rule) continue;
+                    const uint32_t b = symbols_[pos].index;
+                    ByteSet f = follow_[b];
+                    if (first_of(pos + 1, f)) f.merge(follow_[a]);
+                    if (!(f == follow_[b])) {
+                        follow_[b] = f;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
 }
 
 }  // namespace tessera

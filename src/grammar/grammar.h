@@ -62,15 +62,36 @@ public:
     const std::string& rule_name(uint32_t rule) const { return names_[rule]; }
     const std::vector<Alternative>& alternatives(uint32_t rule) const { return rule_alts_[rule]; }
     bool nullable(uint32_t rule) const { return nullable_[rule]; }
+    // For each alternative `rule ::= rule rest` (direct left recursion), the
+    // position of `rest`: where a finished `rule` always continues, whatever
+    // its context (the alternative was predicted with it).
+    const std::vector<uint32_t>& left_recursions(uint32_t rule) const { return left_recursions_[rule]; }
+    // Bytes that can come right after a match of `rule`, in any context
+    // (LL's FOLLOW set; the end of input is not a byte).
+    const ByteSet& follow(uint32_t rule) const { return follow_[rule]; }
+    // Inside a repetition's helper rules: a position, the same place one
+    // repetition of the element further on, and how many repetitions remain
+    // at the first (the second has one fewer). While the second still has
+    // more than a token's bytes remaining, no token tells the two apart, so
+    // they share a token table (TokenMaskTables).
+    struct ShorterPosition {
+        uint32_t pos;
+        uint32_t remaining;
+    };
+    const std::unordered_map<uint32_t, ShorterPosition>& shorter() const { return shorter_; }
     const std::vector<GrammarSymbol>& symbols() const { return symbols_; }
     const ByteSet& byte_set(uint32_t index) const { return byte_sets_[index]; }
 
 private:
     friend class GrammarBuilder;
+    void compute_follow();
     uint32_t root_ = 0;
     std::vector<std::string> names_;
     std::vector<std::vector<Alternative>> rule_alts_;
     std::vector<bool> nullable_;
+    std::vector<std::vector<uint32_t>> left_recursions_;
+    std::vector<ByteSet> follow_;
+    std::unordered_map<uint32_t, ShorterPosition> shorter_;
     std::vector<GrammarSymbol> symbols_;  // alternatives back to back, each ended by End
     std::vector<ByteSet> byte_sets_;
 };
@@ -118,6 +139,11 @@ private:
     std::vector<std::vector<std::vector<GrammarSymbol>>> alts_;
     std::vector<ByteSet> byte_sets_;
     std::map<std::array<uint64_t, 4>, uint32_t> byte_set_ids_;  // interning
+    // Grammar::shorter() as (rule, alternative, symbol) places, resolved in build().
+    struct Shorter {
+        uint32_t rule, alt, index, shorter_rule, shorter_alt, shorter_index, remaining;
+    };
+    std::vector<Shorter> shorter_;
     size_t n_symbols_ = 0;
 };
 

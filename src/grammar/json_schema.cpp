@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "grammar/gbnf.h"
+#include "grammar/regex.h"
 
 namespace tessera {
 namespace {
@@ -45,6 +46,24 @@ std::string literal(const std::string& s) {
         }
     }
     return out + "\"";
+}
+
+// The formats a string may declare, as anchored regexes: RFC 3339 date,
+// time and date-time (offsets and fractions allowed, ranges of fields but not
+// days per month checked), RFC 4122 uuid, and simplified email (dot-atom
+// local part, dotted domain) and uri (a scheme, then no spaces, quotes or
+// angle brackets).
+const char* format_regex(const std::string& format) {
+    static const std::map<std::string, const char*> formats{
+        {"date", R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$)"},
+        {"time", R"(^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)"},
+        {"date-time", R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)"},
+        {"uuid", R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)"},
+        {"email", R"(^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$)"},
+        {"uri", R"(^[A-Za-z][A-Za-z0-9+.-]*:[^\s"<>\\^`{|}]+$)"},
+    };
+    auto it = formats.find(format);
+    return it == formats.end() ? nullptr : it->second;
 }
 
 const std::set<std::string>& annotations() {
@@ -83,7 +102,7 @@ private:
         static const std::set<std::string> known{"type", "properties", "required", "additionalProperties", "items",
                                                  "minItems", "maxItems", "minLength", "maxLength", "enum", "const",
                                                  "anyOf", "oneOf", "$ref", "minimum", "maximum",
-                                                 "exclusiveMinimum", "exclusiveMaximum"};
+                                                 "exclusiveMinimum", "exclusiveMaximum", "pattern", "format"};
         for (const auto& [key, value] : s.items()) {
             if (!known.count(key) && !annotations().count(key)) return unsupported(key, where);
         }
@@ -101,7 +120,7 @@ private:
             types.push_back("object");
         } else if (s.contains("items")) {
             types.push_back("array");
-        } else if (s.contains("minLength") || s.contains("maxLength")) {
+        } else if (s.contains("minLength") || s.contains("maxLength") || s.contains("pattern") || s.contains("format")) {
             types.push_back("string");
         } else {
             return std::string("json-value");
@@ -118,6 +137,11 @@ private:
     }
 
     Expected<std::string> typed(const json& s, const std::string& type, const std::string& where, size_t depth) {
+        if (type != "string") {
+            for (const char* k : {"pattern", "format"}) {
+                if (s.contains(k)) return Status::error("'" + std::string(k) + "' on a non-string type at " + where);
+            }
+        }
         if (type == "string") return string_rule(s, where);
         if (type == "integer") return integer_rule(s, where);
         if (type == "number") {
@@ -170,7 +194,30 @@ private:
                              " is not supported (only 0 or 1 so far)");
     }
 
+    // A string whose value matches `pattern` (searched, as JSON Schema
+    // reads it) or a built-in format's regex, escaped as JSON.
+    Expected<std::string> pattern_rule(const json& s, const std::string& where) {
+        if (s.contains("minLength") || s.contains("maxLength") || (s.contains("pattern") && s.contains("format"))) {
+            return Status::error("'pattern' or 'format' together with 'minLength', 'maxLength' or each other at " +
+                                 where + " is not supported");
+        }
+        const char* key = s.contains("pattern") ? "pattern" : "format";
+        if (!s.at(key).is_string()) return Status::error("'" + std::string(key) + "' at " + where + " must be a string");
+        std::string pattern = s.at(key).get<std::string>();
+        if (s.contains("format")) {
+            const char* regex = format_regex(pattern);
+            if (regex == nullptr) return Status::error("unsupported JSON Schema format '" + pattern + "' at " + where);
+            pattern = regex;
+        }
+        const std::string name = fresh();
+        auto rules = regex_to_gbnf(pattern, name, {.search = true, .json_string = true}, limits_);
+        if (!rules.ok()) return Status::error("'" + std::string(key) + "' at " + where + ": " + rules.error());
+        rules_ += *rules;
+        return "\"\\\"\" " + name + " \"\\\"\"";
+    }
+
     Expected<std::string> string_rule(const json& s, const std::string& where) {
+        if (s.contains("pattern") || s.contains("format")) return pattern_rule(s, where);
         uint32_t min = 0, max = 0;
         TS_ASSIGN_OR_RETURN(min, bound(s, "minLength", 0, where));
         TS_ASSIGN_OR_RETURN(max, bound(s, "maxLength", 0, where));

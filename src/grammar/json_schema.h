@@ -15,7 +15,8 @@ namespace tessera {
 // or a list), properties / required / additionalProperties (false, true or a
 // schema; absent means false, as in OpenAI's strict mode; properties in
 // their listed order), items, minItems / maxItems, minLength / maxLength,
-// enum, const, anyOf, oneOf (as anyOf: exclusivity is not enforced), integer
+// pattern (searched, as JSON Schema reads it; src/grammar/regex.h), format
+// (date, time, date-time, uuid, email, uri), enum, const, anyOf, oneOf (as anyOf: exclusivity is not enforced), integer
 // minimum / exclusiveMinimum of 0 or 1 without a maximum (other bounds are
 // refused for now), $ref to
 // "#", "#/$defs/..." or "#/definitions/..." (recursive schemas work), and

@@ -11,7 +11,15 @@ namespace tessera {
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
     predicted_stamp_.assign(grammar_->n_rules(), 0);
     begin_set();
-    for (const auto& alt : grammar_->alternatives(grammar_->root())) add({alt.begin, 0});
+    for (const auto& alt : grammar_->alternatives(grammar_->root())) add({alt.begin, kOutside});
+    close_current_set();
+}
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, uint32_t pos) : grammar_(std::move(grammar)) {
+    TS_CHECK(pos < grammar_->symbols().size());
+    predicted_stamp_.assign(grammar_->n_rules(), 0);
+    begin_set();
+    add({pos, kOutside});
     close_current_set();
 }
 
@@ -75,7 +83,13 @@ void GrammarMatcher::close_current_set() {
                 if (g.nullable(sym.index)) add({it.pos + 1, it.origin});
                 break;
             case GrammarSymbol::Kind::End:
-                if (sym.index == g.root() && it.origin == 0) accepting = true;
+                if (it.origin == kOutside) {
+                    // A top-level alternative ended. Where its rule is left-
+                    // recursive, it also goes on as its own prefix.
+                    accepting = true;
+                    for (uint32_t p : g.left_recursions(sym.index)) add({p, kOutside});
+                    break;
+                }
                 if (it.origin == k) break;  // empty match: covered by the nullable step-over
                 for (uint32_t j = set_begin_[it.origin]; j < set_begin_[it.origin + 1]; ++j) {
                     const Item parent = items_[j];
@@ -136,7 +150,8 @@ void GrammarMatcher::state_key(std::vector<uint64_t>& out) const {
         // show in accepting(), added below.
         if (symbols[items_[i].pos].kind == GrammarSymbol::Kind::End) continue;
         out.push_back(items_[i].pos);
-        out.push_back(items_[i].origin == k ? UINT64_MAX : set_serial_[items_[i].origin]);
+        const uint32_t origin = items_[i].origin;
+        out.push_back(origin == k ? UINT64_MAX : origin == kOutside ? UINT64_MAX - 1 : set_serial_[origin]);
     }
     // Sort (pos, origin) pairs: the same set may have been built in another order.
     std::vector<std::pair<uint64_t, uint64_t>> pairs(out.size() / 2);
@@ -147,6 +162,18 @@ void GrammarMatcher::state_key(std::vector<uint64_t>& out) const {
         out[2 * i + 1] = pairs[i].second;
     }
     out.push_back(accepting() ? 1 : 0);
+}
+
+void GrammarMatcher::kernel_positions(std::vector<uint32_t>& out) const {
+    out.clear();
+    const auto k = static_cast<uint32_t>(set_begin_.size() - 1);
+    const auto& symbols = grammar_->symbols();
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+        if (items_[i].origin == k || symbols[items_[i].pos].kind == GrammarSymbol::Kind::End) continue;
+        out.push_back(items_[i].pos);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
 }  // namespace tessera

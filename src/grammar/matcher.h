@@ -17,6 +17,11 @@ namespace tessera {
 class GrammarMatcher {
 public:
     explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
+    // Matches the rest of one alternative from symbol position `pos`, its
+    // context unknown: accepting() then says that alternative has ended (its
+    // rule is complete; what follows depends on the context). Used to
+    // precompute the tokens a position decides alone (TokenMaskTables).
+    GrammarMatcher(std::shared_ptr<const Grammar> grammar, uint32_t pos);
 
     // Consumes one byte; false (state unchanged) when the grammar rejects it.
     bool advance(uint8_t byte);
@@ -33,6 +38,13 @@ public:
     // No byte can follow (with accepting(): the match must end here).
     bool finished() const { return allowed_.back().empty(); }
     const Grammar& grammar() const { return *grammar_; }
+    const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
+    // The positions of the current set's kernel items: unfinished items that
+    // began before this set (or at the top level). Every other item was
+    // predicted from them, and every finished one's continuation is among
+    // them, so what may follow is the union of what may follow each, each
+    // read first without its context (TokenMaskTables). Sorted, unique.
+    void kernel_positions(std::vector<uint32_t>& out) const;
     // What decides every future answer of this matcher: the current set's
     // unfinished items, each origin named by its set's serial number (unique within this
     // matcher's history, so a rollback and a different re-advance never give
@@ -47,8 +59,12 @@ public:
 private:
     struct Item {
         uint32_t pos;     // into grammar symbols: what comes next
-        uint32_t origin;  // the set where this alternative started
+        uint32_t origin;  // the set where this alternative started, or kOutside
     };
+    // Origin of the top-level items (root alternatives, or the one position
+    // a context-free matcher starts from): their end is accepting(), with no
+    // parent to complete.
+    static constexpr uint32_t kOutside = UINT32_MAX;
     void add(Item item);
     void close_current_set();
     void begin_set();

@@ -5,14 +5,17 @@
 #include "grammar/token_mask.h"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
+#include <unordered_map>
 
+#include "grammar/token_mask_tables.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tessera {
 
 TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vector<int32_t> eos_ids)
-    : bytes_(std::move(token_bytes)), eos_ids_(std::move(eos_ids)) {
+    : bytes_(std::move(token_bytes)), eos_ids_(std::move(eos_ids)), tables_(std::make_shared<TablesRegistry>()) {
     for (size_t i = 0; i < bytes_.size(); ++i) {
         // 65535 bytes bound the shared-prefix width; no real token comes near.
         if (!bytes_[i].empty() && bytes_[i].size() < 65535) sorted_.push_back(static_cast<int32_t>(i));
@@ -25,6 +28,24 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
         const auto mm = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
         lcp_[i] = static_cast<uint16_t>(mm.first - a.begin());
     }
+}
+
+struct TokenVocabulary::TablesRegistry {
+    std::mutex mu;
+    std::unordered_map<const Grammar*, std::weak_ptr<TokenMaskTables>> tables;
+};
+
+std::shared_ptr<TokenMaskTables> TokenVocabulary::shared_tables(const std::shared_ptr<const Grammar>& grammar) const {
+    std::lock_guard<std::mutex> lock(tables_->mu);
+    auto& slot = tables_->tables[grammar.get()];
+    // The grammar cannot have been freed and its address reused while its
+    // tables live (they hold it); a copy of this vocabulary has its own.
+    std::shared_ptr<TokenMaskTables> t = slot.lock();
+    if (t && t->grammar() == grammar && &t->vocab() == this) return t;
+    t = std::make_shared<TokenMaskTables>(grammar, *this);
+    slot = t;
+    std::erase_if(tables_->tables, [](const auto& e) { return e.second.expired(); });
+    return t;
 }
 
 TokenVocabulary TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {
@@ -70,6 +91,13 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
 }
 
 void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out) {
+    if (!tables_ || tables_->grammar() != matcher.grammar_ptr() || &tables_->vocab() != &vocab) {
+        tables_ = vocab.shared_tables(matcher.grammar_ptr());
+    }
+    compute(matcher, *tables_, out);
+}
+
+void TokenMaskCache::compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out) {
     if (owner_ != matcher.lineage()) {
         entries_.clear();
         owner_ = matcher.lineage();
@@ -83,7 +111,7 @@ void TokenMaskCache::compute(GrammarMatcher& matcher, const TokenVocabulary& voc
         return;
     }
     ++misses_;
-    compute_token_mask(matcher, vocab, out);
+    tables.compute(matcher, out);
     if (capacity_ == 0) return;
     if (entries_.size() == capacity_) entries_.erase(entries_.begin());
     entries_.push_back({key_, out});

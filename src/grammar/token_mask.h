@@ -15,6 +15,7 @@
 namespace tessera {
 
 class Tokenizer;
+class TokenMaskTables;
 
 // The vocabulary as the mask sees it: each token's bytes, and the end-of-
 // sequence tokens (allowed only where the grammar accepts). Tokens with no
@@ -33,11 +34,19 @@ public:
     const std::vector<int32_t>& sorted() const { return sorted_; }
     const std::vector<uint16_t>& shared_prefix() const { return lcp_; }
 
+    // The token tables of `grammar` over this vocabulary, shared by every
+    // caller while one holds them, so the sequences of one grammar build
+    // each position's table once (TokenMaskCache's vocabulary overload uses
+    // them). Thread-safe.
+    std::shared_ptr<TokenMaskTables> shared_tables(const std::shared_ptr<const Grammar>& grammar) const;
+
 private:
     std::vector<std::string> bytes_;
     std::vector<int32_t> eos_ids_;
     std::vector<int32_t> sorted_;
     std::vector<uint16_t> lcp_;
+    struct TablesRegistry;
+    std::shared_ptr<TablesRegistry> tables_;  // shared by copies, which check the tables' vocabulary
 };
 
 // A bitset over token ids: bit (id % 64) of word id / 64.
@@ -45,7 +54,9 @@ using TokenMask = std::vector<uint64_t>;
 
 inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1; }
 
-// The tokens allowed after the matcher's input. The matcher is used as
+// The tokens allowed after the matcher's input, by walking the whole
+// vocabulary trie (no tables: the reference TokenMaskTables must equal, and
+// the way to a single mask of a grammar seen once). The matcher is used as
 // scratch and left as it was.
 void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
 
@@ -54,9 +65,14 @@ void compute_token_mask(GrammarMatcher& matcher, const TokenVocabulary& vocab, T
 // repeats from token to token, and its mask with it. Bound to the matcher
 // it last served (GrammarMatcher::lineage; state keys of two matchers, or of
 // a matcher and its copy, are not comparable): passing another clears it.
+// Misses are computed by TokenMaskTables: pass the tables shared by every
+// sequence of the grammar, or the vocabulary, whose shared_tables() are
+// then used.
 class TokenMaskCache {
 public:
     explicit TokenMaskCache(size_t capacity = 16) : capacity_(capacity) {}
+
+    void compute(GrammarMatcher& matcher, TokenMaskTables& tables, TokenMask& out);
     void compute(GrammarMatcher& matcher, const TokenVocabulary& vocab, TokenMask& out);
     size_t hits() const { return hits_; }
     size_t misses() const { return misses_; }
@@ -70,6 +86,7 @@ private:
     std::shared_ptr<const char> owner_;
     std::vector<Entry> entries_;  // most recently used last
     std::vector<uint64_t> key_;
+    std::shared_ptr<TokenMaskTables> tables_;  // for the vocabulary overload
     size_t hits_ = 0, misses_ = 0;
 };
 

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <limits>
+#include <memory>
 #include <utility>
 
+#include "server/constraint_request.h"
 #include "server/field_reader.h"
 #include "server/tool_grammar.h"
 
@@ -197,15 +200,21 @@ std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const c
     return apply_max_tokens(m, ctx, prompt_param, out);
 }
 
-// tool_choice "required" or a named function: the grammar that forces a call.
-// TODO(issue 26): hand it to the engine once GenerationRequest carries a
-// constraint (branch w26): out.gen.constraint.grammar = out.tools.grammar;
-// until then forced calls are parsed but not enforced.
-std::optional<ApiError> build_tool_grammar(const PromptContext& ctx, ToolRequest& tools) {
-    if (!tools.forced()) return std::nullopt;
-    auto grammar = compile_tool_call_grammar(tools, ctx.chat_template->tool_call_family());
+// tool_choice "required" or a named function: decoding follows the grammar
+// that forces a call (server/tool_grammar), the request's one constraint.
+std::optional<ApiError> constrain_to_tool_calls(const PromptContext& ctx, const ProtocolLimits& limits,
+                                                ParsedRequest& out) {
+    if (!out.tools.forced()) return std::nullopt;
+    if (out.gen.constraint) {
+        return bad_request("tool_choice", "A forced tool call (tool_choice \"required\" or a named function) cannot "
+                                          "be combined with response_format or another grammar");
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto grammar = compile_tool_call_grammar(out.tools, ctx.chat_template->tool_call_family(), limits.grammar);
     if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
-    tools.grammar = std::make_shared<const Grammar>(std::move(*grammar));
+    out.gen.constraint.grammar = std::make_shared<const Grammar>(std::move(*grammar));
+    out.gen.constraint.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::nullopt;
 }
 
@@ -290,7 +299,8 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
     if (auto err = read_tool_request(body, out.tools)) return err;
-    if (auto err = build_tool_grammar(ctx, out.tools)) return err;
+    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
+    if (auto err = constrain_to_tool_calls(ctx, limits, out)) return err;
     if (auto err = render_messages(r, ctx, m, out)) return err;
     return finish(r, ctx, "messages", m, out);
 }
@@ -310,6 +320,7 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "logprobs")) return err;
+    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
     if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/request.h"
+#include "grammar/grammar.h"
 #include "server/api_error.h"
 #include "server/json_util.h"
 #include "server/tool_request.h"
@@ -29,6 +30,9 @@ struct ProtocolLimits {
     // a 32K context and no logprobs, refuses n = 16 x 4000 tokens x 21
     // logprobs (830 MB at peak when it was allowed).
     int64_t max_response_tokens = int64_t{1} << 19;
+    // Size, rule and nesting caps on a request's grammar or JSON Schema
+    // (response_format, guided_*, grammar, json_schema).
+    GrammarLimits grammar;
 };
 
 enum class ApiKind { Chat, Completion, Responses };  // Responses: parsed as a chat

@@ -53,8 +53,8 @@ void gauge(std::string& out, const char* name, const char* help, int64_t v) {
 void histogram(std::string& out, const char* name, const char* help, const Histogram& h) {
     header(out, name, "histogram", help);
     const std::string base = name;
-    for (size_t i = 0; i < Histogram::kBounds.size(); ++i) {
-        sample(out, base + "_bucket{le=\"" + bound(Histogram::kBounds[i]) + "\"}", std::to_string(h.bucket_count(i)));
+    for (size_t i = 0; i < h.bounds().size(); ++i) {
+        sample(out, base + "_bucket{le=\"" + bound(h.bounds()[i]) + "\"}", std::to_string(h.bucket_count(i)));
     }
     const uint64_t count = h.count();
     sample(out, base + "_bucket{le=\"+Inf\"}", std::to_string(count));
@@ -95,6 +95,13 @@ std::string render_prometheus(const EngineMetrics& m) {
     counter(out, "tessera_requests_rejected_total", "Requests refused because the waiting queue was full.",
             load(m.requests_rejected));
     counter(out, "tessera_engine_steps_total", "Forward passes run by the engine.", load(m.steps));
+    counter(out, "tessera_constrained_requests_total",
+            "Requests with a grammar constraint (response_format, guided_*, grammar, json_schema).",
+            load(m.constrained_requests));
+    histogram(out, "tessera_grammar_compile_seconds", "Time to compile a request's grammar or JSON Schema.",
+              m.grammar_compile);
+    histogram(out, "tessera_grammar_mask_seconds", "Time to compute one token mask of a constrained choice.",
+              m.grammar_mask);
     return out;
 }
 

@@ -3,12 +3,10 @@
 // output parser and the decoding constraint need.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "grammar/grammar.h"
 #include "server/api_error.h"
 #include "server/json_util.h"
 
@@ -25,8 +23,6 @@ struct ToolRequest {
     ToolChoice choice = ToolChoice::None;
     std::string named;              // ToolChoice::Named: the function's name
     bool parallel = true;           // parallel_tool_calls
-    // Forced calls: the grammar decoding must follow (tool_grammar.h); null otherwise.
-    std::shared_ptr<const Grammar> grammar;
 
     // Tools shown to the model and its output parsed for calls. With
     // `tool_choice: "none"` the tools are not shown at all (vLLM by default

@@ -123,7 +123,10 @@ void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n) {
         case GgmlType::Q5_0: quantize_q5_0_ref(x, as_blocks<BlockQ5_0>(dst), nb); return;
         case GgmlType::Q5_1: quantize_q5_1_ref(x, as_blocks<BlockQ5_1>(dst), nb); return;
         case GgmlType::Q8_0: quantize_q8_0_ref(x, as_blocks<BlockQ8_0>(dst), nb); return;
-        default: TS_CHECK_MSG(false, "quantize_row_weights: type not implemented");
+        case GgmlType::Q4_K: quantize_q4_k_ref(x, as_blocks<BlockQ4_K>(dst), nb); return;
+        case GgmlType::Q5_K: quantize_q5_k_ref(x, as_blocks<BlockQ5_K>(dst), nb); return;
+        case GgmlType::Q6_K: quantize_q6_k_ref(x, as_blocks<BlockQ6_K>(dst), nb); return;
+        default: TS_CHECK_MSG(false, "quantize_row_weights: not a supported weight type");
     }
 }
 

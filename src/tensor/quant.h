@@ -35,10 +35,12 @@ GgmlType activation_type_for(GgmlType weight);
 // quantize_row_q8_K_ref, which its x86 build also uses.
 void quantize_row(GgmlType act_type, const float* x, void* dst, int64_t n);
 
-// Round-to-nearest weight quantization identical to ggml's reference
-// quantizers (and gguf-py's gguf.quants): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, plus
-// F32/F16/BF16. K-quant weight quantization (which searches for scales) is
-// not implemented; the function aborts for other types.
+// Weight quantization into any supported weight type (is_supported_weight_type;
+// callers check it first). Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and F32/F16/BF16 round
+// to nearest exactly as ggml's reference quantizers and gguf-py's gguf.quants
+// do; Q4_K, Q5_K and Q6_K search each sub-block's scale (and minimum) for the
+// least weighted squared error (quant_kquants_search.cpp), in the spirit of
+// ggml's quantizers but not bit-identical to them.
 void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n);
 
 // Dot product of n weights of type `weight` with n activations already

@@ -47,6 +47,11 @@ void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb);
 void dequantize_q8_k(const BlockQ8_K* x, float* y, int64_t nb);
 void quantize_q8_k(const float* x, BlockQ8_K* y, int64_t nb);
 
+// K-quant weight quantization by scale search (quant_kquants_search.cpp).
+void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb);
+void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb);
+void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb);
+
 float dot_q4_k_q8_k(const BlockQ4_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q5_k_q8_k(const BlockQ5_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q6_k_q8_k(const BlockQ6_K* x, const BlockQ8_K* y, int64_t nb);

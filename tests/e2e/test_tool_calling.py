@@ -1,9 +1,10 @@
 # Tool calling end to end with the official openai client against the
 # default model (SmolLM2-135M-Instruct). Its ChatML template knows no tools,
 # so tessera describes them in a system message and reads the generic
-# {"tool_calls": [...]} syntax back (docs/API.md, "Tool calling"). The
-# conversation with a tool result comes back for a final answer; bad tool
-# requests get a 400 naming the field.
+# {"tool_calls": [...]} syntax back (docs/API.md, "Tool calling");
+# tool_choice "required" or a named function constrains decoding to a valid
+# call. The conversation with a tool result comes back for a final answer;
+# bad tool requests get a 400 naming the field.
 import json
 import pathlib
 
@@ -34,13 +35,6 @@ TIME = {
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 MAX_TOKENS = 80
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-# tool_choice "required" / a named function constrain decoding with the
-# grammar server/tool_grammar builds; it reaches the engine once
-# build_tool_grammar's grammar is set as the request's constraint (needs the
-# engine's constraint from branch w26). Strict: these start passing then,
-# and the marker must go.
-needs_constraint = pytest.mark.xfail(strict=True, reason="forced tool calls are not yet handed to the engine")
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +125,6 @@ def test_tool_result_comes_back_for_a_final_answer(client):
     assert events[-1].choices[0].finish_reason in ("stop", "length", "tool_calls")
 
 
-@needs_constraint
 @pytest.mark.parametrize("parallel", [True, False])
 def test_required_always_calls_a_tool(client, parallel):
     # Room for the most calls the grammar admits (8), as a small model may repeat its call.
@@ -144,7 +137,6 @@ def test_required_always_calls_a_tool(client, parallel):
         check_call(call, [WEATHER, TIME])
 
 
-@needs_constraint
 def test_named_function_streamed(client):
     chunks = list(client.chat.completions.create(
         model=MODEL_ID, messages=QUESTION, tools=[WEATHER, TIME], temperature=0, max_tokens=MAX_TOKENS, stream=True,
@@ -161,8 +153,9 @@ def test_named_function_streamed(client):
     ({"tool_choice": "sometimes"}, "tool_choice"),
     ({"tools": [{"type": "function", "function": {"name": "bad name"}}]}, "tools"),
     ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"s": {"type": "string", "pattern": "^a+$"}}}}}],
+        "type": "object", "properties": {"s": {"type": "string", "not": {"const": "a"}}}}}}],
       "tool_choice": "required"}, "tools"),
+    ({"tool_choice": "required", "response_format": {"type": "json_object"}}, "tool_choice"),
 ])
 def test_bad_tool_requests_are_400s(client, server, extra, param):
     body = {"model": MODEL_ID, "messages": QUESTION, "tools": [WEATHER], "max_tokens": 4, **extra}
@@ -200,7 +193,6 @@ def test_hermes_template_takes_the_tool_history(hermes_client):
     assert r.usage.prompt_tokens > plain.usage.prompt_tokens  # the template listed the tool
 
 
-@needs_constraint
 def test_hermes_required_streamed_as_deltas(hermes_client):
     chunks = list(hermes_client.chat.completions.create(
         model=MODEL_ID, messages=QUESTION, tools=[WEATHER, TIME], temperature=0, max_tokens=MAX_TOKENS, stream=True,

@@ -6,7 +6,6 @@ import pydantic
 import pytest
 
 from server_fixture import MODEL_ID, ServerProcess
-from test_tool_calling import needs_constraint
 
 langchain_openai = pytest.importorskip("langchain_openai")
 messages = pytest.importorskip("langchain_core.messages")
@@ -48,14 +47,12 @@ def test_tool_message_replayed_for_a_final_answer(llm):
     assert reply.content or reply.tool_calls
 
 
-@needs_constraint
 def test_bind_tools_with_a_forced_tool(llm):
     reply = llm.bind_tools([GetWeather], tool_choice="GetWeather").invoke("Weather in Oslo?")
     assert reply.tool_calls and reply.tool_calls[0]["name"] == "GetWeather"
     assert isinstance(reply.tool_calls[0]["args"]["location"], str)
 
 
-@needs_constraint
 def test_with_structured_output_by_function_calling(llm):
     result = llm.with_structured_output(GetWeather, method="function_calling").invoke("Weather in Rome?")
     assert isinstance(result, GetWeather) and len(result.location) <= 30

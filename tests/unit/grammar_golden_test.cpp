@@ -1,6 +1,6 @@
 // tessera's token masks against llguidance's on SmolLM2's vocabulary
-// (tests/golden/grammar/, made by tools/gen_grammar_golden.py; GBNF grammars
-// and compact JSON Schemas): the same
+// (tests/golden/grammar/, made by tools/gen_grammar_golden.py; GBNF grammars,
+// regexes and compact JSON Schemas): the same
 // random token walks replayed, every step's allowed set compared by size and
 // hash (and id ranges where stored). Needs TESSERA_MODEL for the vocabulary.
 //
@@ -27,6 +27,7 @@
 #include "gguf/gguf_file.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/regex.h"
 #include "grammar/token_mask.h"
 #include "tokenizer/tokenizer.h"
 
@@ -83,8 +84,9 @@ TEST(GrammarGolden, MasksEqualLlguidance) {
     while (std::getline(f, line)) {
         const auto c = nlohmann::json::parse(line);
         const std::string label = c.at("name").get<std::string>() + " seed " + std::to_string(c.at("seed").get<int>());
-        auto g = c.contains("schema") ? compile_json_schema(c.at("schema").get<std::string>())
-                                      : parse_gbnf(c.at("gbnf").get<std::string>());
+        auto g = c.contains("schema")  ? compile_json_schema(c.at("schema").get<std::string>())
+                 : c.contains("regex") ? compile_regex(c.at("regex").get<std::string>())
+                                       : parse_gbnf(c.at("gbnf").get<std::string>());
         ASSERT_TRUE(g.ok()) << label << ": " << g.error();
         GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
         const auto& tokens = c.at("tokens");

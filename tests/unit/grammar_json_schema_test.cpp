@@ -116,7 +116,8 @@ void expect_refused(const std::string& text, const std::string& reason, const Gr
 }
 
 TEST(GrammarJsonSchema, RefusalsNameTheKeywordOrLimit) {
-    expect_refused(R"({"type": "string", "pattern": "^a+$"})", "unsupported JSON Schema keyword 'pattern'");
+    expect_refused(R"({"type": "array", "prefixItems": []})", "unsupported JSON Schema keyword 'prefixItems'");
+    expect_refused(R"({"type": "string", "pattern": "(a)\\1"})", "backreference");
     expect_refused(R"({"type": "object", "properties": {"x": {"allOf": []}}})",
                    "unsupported JSON Schema keyword 'allOf' at #/properties/x");
     expect_refused(R"({"type": "strin"})", "unknown type 'strin'");

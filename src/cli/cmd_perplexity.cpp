@@ -1,0 +1,129 @@
+// `tessera perplexity -m MODEL -f TEXT`: perplexity over a text, scored as
+// llama.cpp's perplexity tool does (eval/chunked_scoring.h), with
+// --save-logits / --kl-divergence to compare a model (a quantization, a KV
+// type) against a reference run of the same text.
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/kv_type_flags.h"
+#include "eval/chunked_scoring.h"
+#include "eval/logprob_stats.h"
+#include "eval/reference_logits.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tessera {
+namespace {
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "tessera perplexity: %s\n", message.c_str());
+    return 1;
+}
+
+}  // namespace
+
+int cmd_perplexity(int argc, char** argv) {
+    CLI::App app{"Perplexity of a model over a text (second half of each context-sized chunk scored, as llama.cpp)",
+                 "perplexity"};
+    std::string model_path, text_path, save_path, kl_path;
+    ChunkedScoringOptions options;
+    int threads = default_threads();
+    int top_k = 32;
+    app.add_option("-m,--model", model_path, "GGUF model file")->required();
+    app.add_option("-f,--file", text_path, "text file to score")->required();
+    app.add_option("-c,--ctx-size", options.n_ctx, "tokens per chunk")->check(CLI::Range(4, 1 << 20));
+    app.add_option("--chunks", options.max_chunks, "score at most this many chunks (0: all)")->check(CLI::NonNegativeNumber);
+    app.add_option("--parallel", options.n_parallel, "chunks per forward pass")->check(CLI::Range(1, 256));
+    app.add_option("-b,--batch-size", options.batch_tokens, "tokens per forward pass")->check(CLI::Range(1, 1 << 16));
+    app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
+    app.add_option("--save-logits", save_path, "write the top log-probabilities of this run (a reference) to FILE");
+    app.add_option("--save-top-k", top_k, "tokens per position in --save-logits")
+        ->check(CLI::Range(1, static_cast<int>(ReferenceLogits::kMaxTopK)));
+    app.add_option("--kl-divergence", kl_path, "compare against a --save-logits FILE of the same text");
+    add_kv_type_flags(app, options.kv_types);
+    if (auto code = parse_args(app, argc, argv)) return *code;
+
+    auto model = Model::load(model_path);
+    if (!model) return fail(model.error());
+    if (Status st = check_kv_types(options.kv_types, (*model)->config().head_dim); !st.ok()) return fail(st.message());
+    auto tokenizer = Tokenizer::from_gguf((*model)->gguf());
+    if (!tokenizer) return fail(tokenizer.error());
+    auto text = read_text(text_path);
+    if (!text) return fail(text.error());
+    EncodeOptions encode;
+    encode.add_special = true;
+    const std::vector<int32_t> tokens = tokenizer->encode(*text, encode);
+    if (tokenizer->add_bos()) options.bos = tokenizer->bos();
+    const int n_chunks = scored_chunks(static_cast<int64_t>(tokens.size()), options);
+    if (n_chunks == 0) {
+        return fail("the text has " + std::to_string(tokens.size()) + " tokens, fewer than one chunk of " +
+                    std::to_string(options.n_ctx) + " (-c)");
+    }
+    const uint64_t per_chunk = static_cast<uint64_t>(options.n_ctx - 1 - options.n_ctx / 2);
+    const uint64_t n_positions = per_chunk * static_cast<uint64_t>(n_chunks);
+    const uint64_t hash = scored_text_hash(std::span(tokens).first(static_cast<size_t>(n_chunks) * options.n_ctx),
+                                           options.n_ctx, n_chunks);
+    const auto n_vocab = static_cast<uint32_t>((*model)->config().n_vocab);
+
+    std::optional<ReferenceLogits> reference;
+    if (!kl_path.empty()) {
+        auto loaded = ReferenceLogits::load(kl_path);
+        if (!loaded) return fail(loaded.error());
+        if (loaded->n_vocab() != n_vocab || loaded->text_hash() != hash || loaded->n_positions() != n_positions) {
+            return fail(kl_path + " was made from another text, context size, chunk count or vocabulary");
+        }
+        reference = std::move(loaded.value());
+    }
+    std::optional<ReferenceLogits> saved;
+    if (!save_path.empty()) {
+        saved.emplace(n_vocab, static_cast<uint32_t>(options.n_ctx), static_cast<uint32_t>(std::min<int>(top_k, static_cast<int>(n_vocab))),
+                      n_positions, hash);
+    }
+
+    std::fprintf(stderr, "%zu tokens; %d chunks of %d, %d per pass\n", tokens.size(), n_chunks, options.n_ctx,
+                 std::min(options.n_parallel, n_chunks));
+    PerplexityAccumulator ppl, ref_ppl;
+    std::vector<double> kl;
+    int64_t top1_same = 0;
+    ThreadPool pool(threads);
+    const int first = options.n_ctx / 2;
+    Status st = score_chunks(
+        **model, tokens, options, pool,
+        [&](const ScoredPosition& p) {
+            const RowSummary row = summarize_row(p.logits);
+            ppl.add(row.log_sum_exp - p.logits[static_cast<size_t>(p.next_token)]);
+            const uint64_t index = static_cast<uint64_t>(p.chunk) * per_chunk + static_cast<uint64_t>(p.position - first);
+            if (saved) saved->set(index, p.logits, p.next_token, row.log_sum_exp);
+            if (reference) {
+                kl.push_back(kl_from_top(reference->top(index), p.logits, row));
+                top1_same += reference->top(index)[0].first == row.argmax;
+                ref_ppl.add(reference->nll(index));
+            }
+        },
+        [&](int chunk) {
+            std::fprintf(stderr, "[%d/%d] ppl %.4f\r", chunk + 1, n_chunks, ppl.perplexity());
+        });
+    std::fprintf(stderr, "\n");
+    if (!st.ok()) return fail(st.message());
+    std::printf("perplexity: %.4f +/- %.4f (%lld tokens scored, %d chunks of %d)\n", ppl.perplexity(),
+                ppl.perplexity_error(), static_cast<long long>(ppl.count()), n_chunks, options.n_ctx);
+    if (reference) {
+        const KlSummary s = summarize_kl(kl);
+        std::printf("reference perplexity: %.4f; delta: %+.4f\n", ref_ppl.perplexity(),
+                    ppl.perplexity() - ref_ppl.perplexity());
+        std::printf("KL divergence: mean %.6f, median %.6f, p99 %.6f, max %.6f (top-%u)\n", s.mean, s.median, s.p99,
+                    s.max, reference->top_k());
+        std::printf("top-1 agreement: %.2f%%\n", 100.0 * static_cast<double>(top1_same) / static_cast<double>(kl.size()));
+    }
+    if (saved) {
+        if (Status s = saved->save(save_path); !s.ok()) return fail(s.message());
+        std::fprintf(stderr, "saved the top-%u log-probabilities of %llu positions to %s\n", saved->top_k(),
+                     static_cast<unsigned long long>(n_positions), save_path.c_str());
+    }
+    return 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// Grammar masks over logits and the matcher's advance by token bytes.
+#include "sample/grammar_constraint.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/check.h"
+
+namespace tessera {
+
+GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
+                                     std::shared_ptr<const TokenVocabulary> vocab)
+    : matcher_(std::move(grammar)), vocab_(std::move(vocab)) {
+    TS_CHECK(vocab_ != nullptr);
+}
+
+std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
+    const auto n = static_cast<size_t>(vocab_->n_tokens());
+    TS_CHECK(logits.size() == n);
+    cache_.compute(matcher_, *vocab_, allowed_);
+    masked_.assign(n, -std::numeric_limits<float>::infinity());
+    bool any = false;
+    // Word by word: most words of a mask are all zero or all one.
+    for (size_t w = 0; w < allowed_.size(); ++w) {
+        uint64_t bits = allowed_[w];
+        while (bits != 0) {
+            const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            masked_[id] = logits[id];
+            any = any || logits[id] != -std::numeric_limits<float>::infinity();
+        }
+    }
+    if (!any) return {};
+    return masked_;
+}
+
+bool GrammarConstraint::accept(int32_t token) {
+    TS_CHECK(token >= 0 && token < vocab_->n_tokens());
+    if (is_end_token(token)) return matcher_.accepting();
+    const std::string& bytes = vocab_->bytes(token);
+    return !bytes.empty() && matcher_.advance(bytes);
+}
+
+bool GrammarConstraint::is_end_token(int32_t token) const {
+    const auto& ends = vocab_->eos_ids();
+    return std::find(ends.begin(), ends.end(), token) != ends.end();
+}
+
+}  // namespace tessera

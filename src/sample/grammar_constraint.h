@@ -1,0 +1,46 @@
+// One sequence's grammar state while it decodes: which tokens the grammar
+// allows next (as a mask applied to the logits before the sampling chain),
+// and the advance by each chosen token's bytes. One per constrained choice;
+// the grammar and the vocabulary are shared, read only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "grammar/matcher.h"
+#include "grammar/token_mask.h"
+
+namespace tessera {
+
+class GrammarConstraint {
+public:
+    GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab);
+
+    // The logits with every token the grammar forbids set to -inf (the end-
+    // of-generation tokens allowed only where the grammar accepts), in a
+    // buffer this object owns until the next call. Empty when the grammar
+    // allows no token the vocabulary has, or every allowed one is -inf.
+    // logits.size() must equal the vocabulary's size.
+    std::span<const float> mask(std::span<const float> logits);
+
+    // Advances by the token's bytes (none for an end-of-generation token);
+    // false, state unchanged, when the grammar rejects them.
+    bool accept(int32_t token);
+
+    // The output so far is a whole match and nothing may follow it.
+    bool complete() const { return matcher_.accepting() && matcher_.finished(); }
+    bool is_end_token(int32_t token) const;
+
+    const TokenMaskCache& cache() const { return cache_; }
+
+private:
+    GrammarMatcher matcher_;
+    std::shared_ptr<const TokenVocabulary> vocab_;
+    TokenMaskCache cache_;
+    TokenMask allowed_;
+    std::vector<float> masked_;  // [n_vocab]
+};
+
+}  // namespace tessera

@@ -1,0 +1,223 @@
+// Weight quantization into the K-quant formats (Q4_K, Q5_K, Q6_K). Unlike the
+// legacy formats, where one scale per block follows from the block's extreme,
+// a K-quant stores a scale (and, for Q4_K/Q5_K, a minimum) per 16- or
+// 32-element sub-block, themselves quantized against a per-256 super-scale.
+// The per-sub-block parameters are found by search: several inverse scales
+// around the one that maps the range onto the quant levels are tried, each
+// rounding gets its least-squares scale (and minimum), and the one with the
+// smallest weighted squared error wins. Weights favour large elements, which
+// matter most to a dot product.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "tensor/fp16.h"
+#include "tensor/quant_impl.h"
+
+namespace tessera::quant_detail {
+namespace {
+
+// The inverse scales tried per sub-block: (nmax + kStepLo + k*kStep) / range
+// for k = 0..kSteps; wider or finer grids changed the error by < 0.5%.
+constexpr int kSteps = 20;
+constexpr float kStepLo = -1.0f;
+constexpr float kStep = 0.1f;
+
+int round_clamp(float v, int lo, int hi) {
+    if (!(std::fabs(v) < 1e9f)) return lo;  // NaN, infinities: the lowest level
+    return std::clamp(static_cast<int>(std::nearbyint(v)), lo, hi);
+}
+
+struct AffineFit {
+    float scale = 0.0f;
+    float min = 0.0f;  // subtracted: x ~ scale * q - min, min >= 0
+};
+
+// Weighted least-squares fit x ~ a*q - m (m >= 0) with q in [0, nmax].
+AffineFit fit_affine(const float* x, const float* w, int n, int nmax) {
+    float lo = 0.0f, hi = x[0];
+    for (int i = 0; i < n; ++i) {
+        lo = std::min(lo, x[i]);
+        hi = std::max(hi, x[i]);
+    }
+    if (!(hi > lo)) return AffineFit{0.0f, -lo};
+    AffineFit best{(hi - lo) / static_cast<float>(nmax), -lo};
+    double best_err = INFINITY;
+    for (int k = 0; k <= kSteps; ++k) {
+        const float iscale = (static_cast<float>(nmax) + kStepLo + kStep * static_cast<float>(k)) / (hi - lo);
+        double sw = 0, sq = 0, sx = 0, sqq = 0, sqx = 0;
+        for (int i = 0; i < n; ++i) {
+            const double q = round_clamp(iscale * (x[i] - lo), 0, nmax);
+            sw += w[i];
+            sq += w[i] * q;
+            sx += w[i] * x[i];
+            sqq += w[i] * q * q;
+            sqx += w[i] * q * x[i];
+        }
+        const double det = sw * sqq - sq * sq;
+        if (!(det > 0)) continue;
+        double a = (sw * sqx - sq * sx) / det;
+        double b = (sqq * sx - sq * sqx) / det;  // x ~ a*q + b
+        if (b > 0) {  // the format's minimum only subtracts
+            b = 0;
+            a = sqx / sqq;
+        }
+        if (!(a > 0)) continue;
+        double err = 0;
+        for (int i = 0; i < n; ++i) {
+            const int q = round_clamp(static_cast<float>((x[i] - b) / a), 0, nmax);
+            const double e = a * q + b - x[i];
+            err += w[i] * e * e;
+        }
+        if (err < best_err) {
+            best_err = err;
+            best = AffineFit{static_cast<float>(a), static_cast<float>(-b)};
+        }
+    }
+    return best;
+}
+
+// Weighted least-squares fit x ~ a*q with q in [-nmax, nmax - 1]: the
+// element of largest magnitude goes to -nmax, using the wider side.
+float fit_symmetric(const float* x, const float* w, int n, int nmax) {
+    float extreme = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
+    }
+    if (extreme == 0.0f) return 0.0f;
+    float best_scale = -extreme / static_cast<float>(nmax);
+    double best_score = -1;
+    for (int k = 0; k <= kSteps; ++k) {
+        const float iscale = -(static_cast<float>(nmax) + kStepLo + kStep * static_cast<float>(k)) / extreme;
+        double sqx = 0, sqq = 0;
+        for (int i = 0; i < n; ++i) {
+            const double q = round_clamp(iscale * x[i], -nmax, nmax - 1);
+            sqx += w[i] * q * x[i];
+            sqq += w[i] * q * q;
+        }
+        // For the least-squares scale sqx/sqq, the error falls as sqx^2/sqq grows.
+        if (sqq > 0 && sqx * sqx / sqq > best_score) {
+            best_score = sqx * sqx / sqq;
+            best_scale = static_cast<float>(sqx / sqq);
+        }
+    }
+    return best_scale;
+}
+
+// Importance of each element: its magnitude plus the block's RMS, so that
+// small elements still count.
+void element_weights(const float* x, int n, float* w) {
+    double ss = 0;
+    for (int i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+    const float rms = static_cast<float>(std::sqrt(ss / n));
+    for (int i = 0; i < n; ++i) w[i] = rms + std::fabs(x[i]);
+}
+
+// 8 six-bit scales and mins into the 12 bytes kquant_scale_min reads.
+void pack_scales_mins(const int* sc, const int* m, uint8_t* s) {
+    std::memset(s, 0, 12);
+    for (int j = 0; j < 4; ++j) {
+        s[j] = static_cast<uint8_t>(sc[j]);
+        s[j + 4] = static_cast<uint8_t>(m[j]);
+    }
+    for (int j = 4; j < 8; ++j) {
+        s[j + 4] = static_cast<uint8_t>((sc[j] & 0xF) | ((m[j] & 0xF) << 4));
+        s[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
+        s[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
+    }
+}
+
+// The Q4_K/Q5_K super-block: per-32 fits, their scales and mins quantized
+// to 6 bits against d and dmin, then every element quantized against the
+// stored (rounded) parameters. q receives 256 values in [0, nmax].
+void quantize_affine_superblock(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_out,
+                                uint8_t* scales, int* q) {
+    AffineFit fits[8];
+    float w[32];
+    float max_scale = 0.0f, max_min = 0.0f;
+    for (int s = 0; s < 8; ++s) {
+        element_weights(x + 32 * s, 32, w);
+        fits[s] = fit_affine(x + 32 * s, w, 32, nmax);
+        max_scale = std::max(max_scale, fits[s].scale);
+        max_min = std::max(max_min, fits[s].min);
+    }
+    const float iscale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    const float imin = max_min > 0 ? 63.0f / max_min : 0.0f;
+    int ls[8], lm[8];
+    for (int s = 0; s < 8; ++s) {
+        ls[s] = round_clamp(iscale * fits[s].scale, 0, 63);
+        lm[s] = round_clamp(imin * fits[s].min, 0, 63);
+    }
+    pack_scales_mins(ls, lm, scales);
+    *d_out = fp32_to_fp16(max_scale / 63.0f);
+    *dmin_out = fp32_to_fp16(max_min / 63.0f);
+    const float d = fp16_to_fp32(*d_out), dmin = fp16_to_fp32(*dmin_out);
+    for (int s = 0; s < 8; ++s) {
+        const float dl = d * static_cast<float>(ls[s]), ml = dmin * static_cast<float>(lm[s]);
+        for (int l = 0; l < 32; ++l) {
+            q[32 * s + l] = dl > 0 ? round_clamp((x[32 * s + l] + ml) / dl, 0, nmax) : 0;
+        }
+    }
+}
+
+}  // namespace
+
+void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
+    int q[kQKK];
+    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+        quantize_affine_superblock(x, 15, &y[i].d, &y[i].dmin, y[i].scales, q);
+        for (int c = 0; c < 4; ++c) {
+            for (int l = 0; l < 32; ++l) {
+                y[i].qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+            }
+        }
+    }
+}
+
+void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb) {
+    int q[kQKK];
+    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+        quantize_affine_superblock(x, 31, &y[i].d, &y[i].dmin, y[i].scales, q);
+        std::memset(y[i].qh, 0, sizeof y[i].qh);
+        for (int c = 0; c < 4; ++c) {
+            for (int l = 0; l < 32; ++l) {
+                const int lo = q[64 * c + l], hi = q[64 * c + 32 + l];
+                y[i].qs[32 * c + l] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
+            }
+        }
+        for (int e = 0; e < kQKK; ++e) {
+            y[i].qh[e % 32] |= static_cast<uint8_t>((q[e] >> 4) << (e / 32));
+        }
+    }
+}
+
+void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb) {
+    float w[16];
+    float group_scale[kQKK / 16];
+    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+        float extreme = 0.0f;
+        for (int g = 0; g < kQKK / 16; ++g) {
+            for (int l = 0; l < 16; ++l) w[l] = x[16 * g + l] * x[16 * g + l];
+            group_scale[g] = fit_symmetric(x + 16 * g, w, 16, 32);
+            if (std::fabs(group_scale[g]) > std::fabs(extreme)) extreme = group_scale[g];
+        }
+        std::memset(&y[i], 0, sizeof y[i]);
+        if (extreme == 0.0f) continue;  // all zeros (and d = 0)
+        // The largest scale maps to -128, as for the elements.
+        const float iscale = -128.0f / extreme;
+        for (int g = 0; g < kQKK / 16; ++g) {
+            y[i].scales[g] = static_cast<int8_t>(round_clamp(iscale * group_scale[g], -128, 127));
+        }
+        y[i].d = fp32_to_fp16(1.0f / iscale);
+        const float d = fp16_to_fp32(y[i].d);
+        for (int e = 0; e < kQKK; ++e) {
+            const float ds = d * static_cast<float>(y[i].scales[e / 16]);
+            const int v = (ds != 0.0f ? round_clamp(x[e] / ds, -32, 31) : 0) + 32;
+            const int half = e / 128, within = e % 128;
+            y[i].ql[64 * half + within % 64] |= static_cast<uint8_t>((v & 0xF) << (4 * (within / 64)));
+            y[i].qh[32 * half + within % 32] |= static_cast<uint8_t>((v >> 4) << (2 * (within / 32)));
+        }
+    }
+}
+
+}  // namespace tessera::quant_detail
