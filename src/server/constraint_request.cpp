@@ -8,12 +8,13 @@
 
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/regex.h"
 #include "server/field_reader.h"
 
 namespace tessera {
 namespace {
 
-enum class Kind { JsonSchema, JsonObject, Gbnf, Choice };
+enum class Kind { JsonSchema, JsonObject, Gbnf, Choice, Regex };
 
 struct Found {
     std::string param;            // the field, as a client would name it
@@ -79,9 +80,9 @@ std::optional<ApiError> find_constraints(const Json& body, std::vector<Found>& o
         out.push_back({key, Kind::Gbnf, v});
     }
     if (const Json* v = r.find("guided_choice")) out.push_back({"guided_choice", Kind::Choice, v});
-    if (r.find("guided_regex")) {
-        // Waits for the regex front end of src/grammar (issue 26, item 1).
-        return bad_request("guided_regex", "guided_regex not supported yet");
+    if (const Json* v = r.find("guided_regex")) {
+        if (!v->is_string()) return bad_request("guided_regex", "'guided_regex' must be a string");
+        out.push_back({"guided_regex", Kind::Regex, v});
     }
     if (out.size() > 1) {
         return bad_request(out[1].param, "At most one of response_format (json_object / json_schema), guided_json, "
@@ -124,6 +125,7 @@ const char* describe(Kind kind) {
     switch (kind) {
         case Kind::JsonSchema: return "JSON Schema";
         case Kind::Choice: return "choice list";
+        case Kind::Regex: return "regular expression";
         case Kind::JsonObject:
         case Kind::Gbnf: break;
     }
@@ -142,7 +144,8 @@ std::optional<ApiError> compile(const Found& f, const ProtocolLimits& limits, Gr
     Expected<Grammar> g = f.kind == Kind::JsonObject ? Expected<Grammar>(json_object_grammar())
                           : f.kind == Kind::JsonSchema ? compile_json_schema(schema, limits.grammar)
                           : f.kind == Kind::Gbnf ? parse_gbnf(f.value->get_ref<const std::string&>(), limits.grammar)
-                                                 : choice_grammar(choices, limits.grammar);
+                          : f.kind == Kind::Regex ? compile_regex(f.value->get_ref<const std::string&>(), limits.grammar)
+                                                  : choice_grammar(choices, limits.grammar);
     if (!g.ok()) {
         return bad_request(f.param, std::string("Invalid ") + describe(f.kind) + " in '" + f.param + "': " + g.error());
     }

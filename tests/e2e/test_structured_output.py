@@ -5,6 +5,7 @@
 # schemas and grammars, oversized and deeply nested ones get a 400 and the
 # server keeps serving.
 import json
+import re
 
 import httpx
 import jsonschema
@@ -188,6 +189,17 @@ def test_gbnf_grammar_and_guided_grammar(server):
         assert choice["finish_reason"] == "stop"
 
 
+def test_guided_regex(server):
+    pattern = r"[A-Z][a-z]{2,8} (is|was) [0-9]{1,3}(\.[0-9])?%"
+    for seed in (1, 2):
+        r = post(server, "/v1/completions", {"prompt": "A fact:", "max_tokens": 24, "temperature": 1.0,
+                                             "seed": seed, "n": 2, "guided_regex": pattern})
+        assert r.status_code == 200, r.text
+        for choice in r.json()["choices"]:
+            assert re.fullmatch(pattern, choice["text"]), choice["text"]
+            assert choice["finish_reason"] == "stop"
+
+
 def test_openai_client_response_format(client):
     schema = SCHEMAS["required_props"]
     out = client.chat.completions.create(model=MODEL_ID, messages=CHAT, max_tokens=MAX_TOKENS, temperature=0,
@@ -258,7 +270,7 @@ def big_schema(n_bytes):
     ({"guided_grammar": "root ::= undefined-rule"}, "guided_grammar", ["undefined-rule"]),
     ({"guided_choice": []}, "guided_choice", []),
     ({"guided_choice": ["a", 3]}, "guided_choice", []),
-    ({"guided_regex": "[a-z]+"}, "guided_regex", ["not supported yet"]),
+    ({"guided_regex": "(?=a)b"}, "guided_regex", ["lookahead"]),
     ({"guided_json": {"type": "string"}, "grammar": 'root ::= "x"'}, "grammar", ["At most one"]),
     ({"response_format": {"type": "json_object"}, "guided_choice": ["a"]}, "guided_choice", ["At most one"]),
     ({"guided_json": deep_schema_text(10000)}, "guided_json", ["nests deeper"]),
