@@ -119,6 +119,18 @@ def conversations():
         ("tool_call_no_tools_list",
          [u("Weather?"), {"role": "assistant", "content": None, "tool_calls": [paris]},
           tool_msg("call00001", "sunny")], None, False),
+        ("tool_call_with_content_and_named_result",
+         [u("Weather in Rome?"),
+          {"role": "assistant", "content": "Let me check.", "tool_calls": [call("call00005", "get_weather",
+                                                                                {"location": "Rome"}, as_string=True)]},
+          {"role": "tool", "tool_call_id": "call00005", "name": "get_weather",
+           "content": [{"type": "text", "text": "warm"}, {"type": "text", "text": "dry"}]},
+          a("Warm and dry.")],
+         [WEATHER_TOOL], True),
+        ("tool_call_content_absent",
+         [u("Time in Lima?"), {"role": "assistant", "tool_calls": [call("call00006", "get_time", {"tz": "America/Lima"})]},
+          tool_msg("call00006", "09:00")],
+         [TIME_TOOL], True),
         ("system_only", [s("You are a helpful assistant.")], None, True),
         ("consecutive_users", [u("first"), u("second")], None, True),
     ]
@@ -140,6 +152,74 @@ def flatten(messages):
     return out
 
 
+def compact(x):
+    return json.dumps(x, ensure_ascii=False, separators=(",", ":"))
+
+
+def as_object(args):
+    if not isinstance(args, str):
+        return args
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        return args
+    return parsed if isinstance(parsed, dict) else args
+
+
+def map_arguments(messages, fn):
+    out = []
+    for m in messages:
+        m = dict(m)
+        if isinstance(m.get("tool_calls"), list):
+            m["tool_calls"] = [dict(c, function=dict(c["function"], arguments=fn(c["function"]["arguments"])))
+                               for c in m["tool_calls"]]
+        out.append(m)
+    return out
+
+
+def plain_form(messages):
+    """Tool calls as content text, tool results as user turns (tessera's tool_messages.cpp, form Plain)."""
+    out, in_tool_run = [], False
+    for m in messages:
+        if m.get("role") == "tool":
+            response = {k: m[k] for k in ("tool_call_id", "name") if isinstance(m.get(k), str)}
+            response["content"] = m["content"] if isinstance(m.get("content"), str) else ""
+            text = compact({"tool_response": response})
+            if in_tool_run:
+                out[-1]["content"] += "\n" + text
+            else:
+                out.append({"role": "user", "content": text})
+            in_tool_run = True
+            continue
+        in_tool_run = False
+        m = dict(m)
+        content = m["content"] if isinstance(m.get("content"), str) else ""
+        calls = m.pop("tool_calls", None)
+        if calls:
+            if content:
+                content += "\n"
+            content += compact({"tool_calls": [{"name": c["function"]["name"],
+                                                "arguments": as_object(c["function"]["arguments"])} for c in calls]})
+        m["content"] = content
+        out.append(m)
+    return out
+
+
+def has_tool_messages(messages):
+    return any(m.get("tool_calls") or m.get("role") == "tool" or m.get("content") is None for m in messages)
+
+
+def render_chat(env, source, messages, tools, agp):
+    """tessera's ChatTemplate::render: arguments as objects, then as strings, then no tool syntax at all;
+    the first form's error when none renders."""
+    messages = flatten(messages)
+    forms = [map_arguments(messages, as_object)]
+    if has_tool_messages(messages):
+        forms += [map_arguments(messages, lambda a: a if isinstance(a, str) else compact(a)), plain_form(messages)]
+    results = [render(env, source, chat_variables(form, tools, agp)) for form in forms]
+    return next((r for r in results if "output" in r), results[0])
+
+
 def extract_smollm2():
     from gguf import GGUFReader
     field = GGUFReader(SMOLLM2_GGUF).fields["tokenizer.chat_template"]
@@ -151,7 +231,7 @@ def chat_golden(env, name, source):
     for case_name, messages, tools, agp in conversations():
         case = {"name": case_name, "messages": messages, "tools": tools, "add_generation_prompt": agp,
                 "bos_token": "<s>", "eos_token": "</s>"}
-        case.update(render(env, source, chat_variables(flatten(messages), tools, agp)))
+        case.update(render_chat(env, source, messages, tools, agp))
         cases.append(case)
     return {"template_name": name, "template": source, "now": NOW, "cases": cases}
 

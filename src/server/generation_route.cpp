@@ -13,6 +13,7 @@
 #include "server/generation_source.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
+#include "server/tool_response.h"
 
 namespace tessera {
 namespace {
@@ -32,6 +33,7 @@ public:
             if (ev.finish == FinishReason::Error) error_ = ev.error;
         });
         if (!handle_->finished()) return false;
+        if (meta_.tool_family) parse_tool_calls_out();
         const HttpReply r = finish();
         status_ = r.status;
         out = r.body;
@@ -40,6 +42,16 @@ public:
     int final_status() const override { return status_; }
 
 private:
+    void parse_tool_calls_out() {
+        for (ChoiceResult& c : choices_) {
+            if (c.finish != FinishReason::Stop && c.finish != FinishReason::Length) continue;
+            ToolCallOutput parsed = parse_tool_calls(c.text, *meta_.tool_family);
+            if (parsed.calls.empty()) continue;
+            c.text = std::move(parsed.content);
+            c.tool_calls = std::move(parsed.calls);
+        }
+    }
+
     HttpReply finish() const {
         for (const ChoiceResult& c : choices_) {
             if (auto failed = failed_reply(engine_, c.finish, error_)) return std::move(*failed);
@@ -58,13 +70,15 @@ public:
     EventStream(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n, bool include_usage,
                 std::shared_ptr<RequestHandle> handle)
         : GenerationSource(state, engine, std::move(meta), n, std::move(handle)), include_usage_(include_usage),
-          offsets_(static_cast<size_t>(n), 0) {}
+          offsets_(static_cast<size_t>(n), 0) {
+        if (meta_.tool_family) tool_streams_.assign(static_cast<size_t>(n), ToolCallStream(*meta_.tool_family));
+    }
 
     bool poll(std::string& out) override {
         if (!started_) {
             started_ = true;
             for (int32_t i = 0; meta_.kind == ApiKind::Chat && i < n_; ++i) {
-                const ChunkPart role{i, "", true, FinishReason::None, nullptr};
+                const ChunkPart role{.index = i, .role = true};
                 out += sse_event(chunk_json(meta_, role, include_usage_));
             }
         }
@@ -81,7 +95,8 @@ private:
             return sse_event(internal_error("Generation failed: " + ev.error).to_json());
         }
         if (ev.text.empty() && ev.logprobs.empty() && ev.finish == FinishReason::None) return "";
-        ChunkPart part{ev.index, ev.text, false, ev.finish, nullptr};
+        if (meta_.tool_family) return render_with_tools(ev);
+        ChunkPart part{.index = ev.index, .text = ev.text, .finish = ev.finish};
         if (meta_.logprobs && meta_.kind == ApiKind::Chat) part.logprobs = chat_logprobs_json(ev.logprobs, piece_);
         if (meta_.logprobs && meta_.kind == ApiKind::Completion) {
             part.logprobs = completion_logprobs_json(ev.logprobs, piece_, offsets_[static_cast<size_t>(ev.index)]);
@@ -89,8 +104,35 @@ private:
         return sse_event(chunk_json(meta_, part, include_usage_));
     }
 
+    // Text that may be a tool call is held back (ToolCallStream) and goes out
+    // at the end as content or as tool-call deltas; logprobs go out as produced.
+    std::string render_with_tools(const StreamEvent& ev) {
+        ToolCallStream& held = tool_streams_[static_cast<size_t>(ev.index)];
+        std::string out;
+        ChunkPart part{.index = ev.index, .text = held.push(ev.text)};
+        if (meta_.logprobs) part.logprobs = chat_logprobs_json(ev.logprobs, piece_);
+        if (!part.text.empty() || !ev.logprobs.empty()) out += sse_event(chunk_json(meta_, part, include_usage_));
+        if (ev.finish == FinishReason::None) return out;
+        ToolCallOutput rest = held.finish();
+        if (!rest.content.empty()) {
+            out += sse_event(chunk_json(meta_, ChunkPart{.index = ev.index, .text = rest.content},
+                                        include_usage_));
+        }
+        const uint64_t seed = meta_.tool_call_seed;
+        for (size_t k = 0; k < rest.calls.size(); ++k) {
+            const ChunkPart head{.index = ev.index,
+                                 .tool_calls = tool_call_head_delta(rest.calls[k], k, *meta_.tool_family, seed, ev.index)};
+            out += sse_event(chunk_json(meta_, head, include_usage_));
+            const ChunkPart args{.index = ev.index, .tool_calls = tool_call_arguments_delta(rest.calls[k], k)};
+            out += sse_event(chunk_json(meta_, args, include_usage_));
+        }
+        const ChunkPart last{.index = ev.index, .finish = ev.finish, .tool_calls_finish = !rest.calls.empty()};
+        return out + sse_event(chunk_json(meta_, last, include_usage_));
+    }
+
     const bool include_usage_;
     std::vector<int64_t> offsets_;  // completions text_offset per choice
+    std::vector<ToolCallStream> tool_streams_;  // per choice, when tools are offered
     bool started_ = false;
 };
 
@@ -112,8 +154,15 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
     if (!pr.model.empty() && !serves_model(state, pr.model)) return error_reply(model_not_found(pr.model));
     if (!pr.seed_given) pr.gen.sampling.seed = state.random_u64();
     pr.gen.cache_salt = req.cache_salt;  // from the key the screen checked
-    s.meta = ResponseMeta{kind, make_response_id(kind, state.random_u64()), static_cast<int64_t>(std::time(nullptr)),
-                          pr.model.empty() ? state.options.model_names.front() : pr.model, pr.gen.top_logprobs >= 0};
+    s.meta = ResponseMeta{.kind = kind,
+                          .id = make_response_id(kind, state.random_u64()),
+                          .created = static_cast<int64_t>(std::time(nullptr)),
+                          .model = pr.model.empty() ? state.options.model_names.front() : pr.model,
+                          .logprobs = pr.gen.top_logprobs >= 0};
+    if (kind == ApiKind::Chat && pr.tools.offered()) {
+        s.meta.tool_family = model->chat_template->tool_call_family();
+        s.meta.tool_call_seed = state.random_u64();
+    }
     auto handle = model->engine->submit(pr.gen);
     if (!handle) return error_reply(api_error(handle.status()));
     s.handle = std::move(*handle);

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "server/constraint_request.h"
 #include "server/field_reader.h"
+#include "server/tool_grammar.h"
 
 namespace tessera {
 namespace {
@@ -197,6 +200,24 @@ std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const c
     return apply_max_tokens(m, ctx, prompt_param, out);
 }
 
+// tool_choice "required" or a named function: decoding follows the grammar
+// that forces a call (server/tool_grammar), the request's one constraint.
+std::optional<ApiError> constrain_to_tool_calls(const PromptContext& ctx, const ProtocolLimits& limits,
+                                                ParsedRequest& out) {
+    if (!out.tools.forced()) return std::nullopt;
+    if (out.gen.constraint) {
+        return bad_request("tool_choice", "A forced tool call (tool_choice \"required\" or a named function) cannot "
+                                          "be combined with response_format or another grammar");
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto grammar = compile_tool_call_grammar(out.tools, ctx.chat_template->tool_call_family(), limits.grammar);
+    if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
+    out.gen.constraint.grammar = std::make_shared<const Grammar>(std::move(*grammar));
+    out.gen.constraint.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::nullopt;
+}
+
 std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx, const MaxTokens& m,
                                         ParsedRequest& out) {
     const Json* messages = r.find("messages");
@@ -207,9 +228,11 @@ std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx
     // Each message's shape is checked once, by the chat template's render.
     ChatRenderInput in;
     in.messages = *messages;  // the parsed body's own values, key order kept
-    if (const Json* tools = r.find("tools")) {
-        if (!tools->is_array()) return bad_request("tools", "'tools' must be a list");
-        in.tools = *tools;
+    if (out.tools.offered()) {
+        in.tools = out.tools.tools;
+        if (!ctx.chat_template->shows_tools()) {
+            in.messages = with_generic_tool_prompt(in.messages, in.tools);
+        }
     }
     r.boolean("add_generation_prompt", in.add_generation_prompt);
     if (!r.ok()) return r.error();
@@ -275,7 +298,9 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
+    if (auto err = read_tool_request(body, out.tools)) return err;
     if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
+    if (auto err = constrain_to_tool_calls(ctx, limits, out)) return err;
     if (auto err = render_messages(r, ctx, m, out)) return err;
     return finish(r, ctx, "messages", m, out);
 }

@@ -11,6 +11,7 @@
 #include "grammar/grammar.h"
 #include "server/api_error.h"
 #include "server/json_util.h"
+#include "server/tool_request.h"
 #include "template/chat_render.h"
 #include "tokenizer/tokenizer.h"
 
@@ -43,6 +44,7 @@ struct ParsedRequest {
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
     bool seed_given = false;     // else the caller picks a fresh random seed
+    ToolRequest tools;           // chat: tools, tool_choice, parallel_tool_calls
 };
 
 // What turning a request into tokens needs from the loaded model.

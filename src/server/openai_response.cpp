@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "server/tool_response.h"
+
 namespace tessera {
 namespace {
 
@@ -108,13 +110,20 @@ Json response_json(const ResponseMeta& meta, const std::vector<ChoiceResult>& ch
     for (size_t i = 0; i < choices.size(); ++i) {
         const ChoiceResult& c = choices[i];
         Json choice = {{"index", i}};
-        if (chat) {
+        if (chat && !c.tool_calls.empty()) {
+            const ToolCallFamily family = meta.tool_family.value_or(ToolCallFamily::Generic);
+            choice["message"] = {{"role", "assistant"},
+                                 {"content", c.text.empty() ? Json() : Json(c.text)},
+                                 {"refusal", nullptr},
+                                 {"tool_calls", tool_calls_json(c.tool_calls, family, meta.tool_call_seed,
+                                                                static_cast<int32_t>(i))}};
+        } else if (chat) {
             choice["message"] = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
         } else {
             choice["text"] = c.text;
         }
         choice["logprobs"] = logprobs_for(meta, c.logprobs, piece);
-        choice["finish_reason"] = finish_json(c.finish);
+        choice["finish_reason"] = c.tool_calls.empty() ? finish_json(c.finish) : Json("tool_calls");
         list.push_back(std::move(choice));
     }
     out["choices"] = std::move(list);
@@ -130,12 +139,13 @@ Json chunk_json(const ResponseMeta& meta, const ChunkPart& part, bool include_us
         Json delta = Json::object();
         if (part.role) delta["role"] = "assistant";
         if (part.role || !part.text.empty()) delta["content"] = part.text;
+        if (!part.tool_calls.is_null()) delta["tool_calls"] = part.tool_calls;
         choice["delta"] = std::move(delta);
     } else {
         choice["text"] = part.text;
     }
     choice["logprobs"] = part.logprobs;
-    choice["finish_reason"] = finish_json(part.finish);
+    choice["finish_reason"] = part.tool_calls_finish ? Json("tool_calls") : finish_json(part.finish);
     out["choices"] = Json::array({std::move(choice)});
     if (include_usage) out["usage"] = nullptr;
     return out;

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/request.h"
 #include "server/json_util.h"
 #include "server/openai_request.h"
+#include "template/tool_calls.h"
 
 namespace tessera {
 
@@ -20,10 +22,13 @@ using TokenPieceFn = std::function<std::string(int32_t)>;
 
 struct ResponseMeta {
     ApiKind kind = ApiKind::Chat;
-    std::string id;       // "chatcmpl-..." or "cmpl-..."
+    std::string id{};     // "chatcmpl-..." or "cmpl-..."
     int64_t created = 0;  // unix seconds
-    std::string model;
+    std::string model{};
     bool logprobs = false;  // the request asked for logprobs
+    // Chat with tools offered: the output is parsed for calls in this family.
+    std::optional<ToolCallFamily> tool_family{};
+    uint64_t tool_call_seed = 0;  // tool call ids derive from it
 };
 
 struct UsageCounts {
@@ -37,6 +42,7 @@ struct ChoiceResult {
     std::string text;
     FinishReason finish = FinishReason::None;
     std::vector<TokenLogprob> logprobs;
+    std::vector<ToolCall> tool_calls{};  // parsed out of text; finish_reason "tool_calls"
 };
 
 // A fresh response id with the kind's prefix.
@@ -58,10 +64,12 @@ Json response_json(const ResponseMeta& meta, const std::vector<ChoiceResult>& ch
 // first chunk per choice); finish != None adds finish_reason; logprobs may be null.
 struct ChunkPart {
     int32_t index = 0;
-    std::string text;
+    std::string text{};
     bool role = false;
     FinishReason finish = FinishReason::None;
-    Json logprobs;  // null, or the kind's logprobs object for this chunk's tokens
+    Json logprobs{};    // null, or the kind's logprobs object for this chunk's tokens
+    Json tool_calls{};  // null, or delta.tool_calls
+    bool tool_calls_finish = false;  // finish_reason "tool_calls" instead of finish's
 };
 Json chunk_json(const ResponseMeta& meta, const ChunkPart& part, bool include_usage);
 // The last chunk when stream_options.include_usage is set: no choices, usage filled.

@@ -1,7 +1,10 @@
 // Chat rendering (see chat_render.h): validates the messages, normalises
 // their content, and renders with the variables transformers passes
-// (messages, tools, documents, add_generation_prompt, bos_token, eos_token).
+// (messages, tools, documents, add_generation_prompt, bos_token, eos_token);
+// conversations with tool calls are retried in other forms (tool_messages.h).
 #include "template/chat_render.h"
+
+#include "template/tool_messages.h"
 
 #include <nlohmann/json.hpp>
 
@@ -57,13 +60,21 @@ Expected<Json> parse_chat_json(const std::string& text, const char* what) {
 ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token,
                            const TemplateLimits& limits)
     : source_(std::move(source)), bos_token_(std::move(bos_token)), eos_token_(std::move(eos_token)),
-      limits_(limits) {
+      limits_(limits), tool_call_family_(tessera::tool_call_family(source_)) {
     auto compiled = Template::parse(source_, limits_);
     if (compiled) {
         compiled_.emplace(std::move(*compiled));
     } else {
         compile_status_ = compiled.status();
+        return;
     }
+    ChatRenderInput probe;
+    probe.messages = Json::array({Json{{"role", "user"}, {"content", "x"}}});
+    probe.tools = Json::array({Json{{"type", "function"},
+                                    {"function", {{"name", "tessera_probe_tool"}, {"description", "probe"},
+                                                  {"parameters", {{"type", "object"}, {"properties", Json::object()}}}}}}});
+    auto shown = render(std::move(probe));
+    shows_tools_ = shown && shown->find("tessera_probe_tool") != std::string::npos;
 }
 
 Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
@@ -72,7 +83,7 @@ Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
     // null: transformers passes tools=None when there are none
     if (!in.tools.is_null() && !in.tools.is_array()) return Status::error("tools must be a JSON array");
     Json vars = Json::object();
-    vars["messages"] = std::move(in.messages);
+    vars["messages"] = nullptr;
     vars["tools"] = std::move(in.tools);
     vars["documents"] = nullptr;
     vars["add_generation_prompt"] = in.add_generation_prompt;
@@ -81,7 +92,20 @@ Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
     RenderOptions options;
     options.limits = limits_;
     options.now_epoch_seconds = in.now_epoch_seconds;
-    return compiled_->render(vars, options);
+    auto render_as = [&](ToolMessageForm form) {
+        vars["messages"] = tool_message_form(in.messages, form);
+        return compiled_->render(vars, options);
+    };
+    auto first = render_as(ToolMessageForm::Objects);
+    if (first || !has_tool_messages(in.messages)) return first;
+    // The template may want string arguments, or know nothing of tool calls;
+    // if no form renders, the error of the first (the usual) form is the one
+    // that explains.
+    for (ToolMessageForm form : {ToolMessageForm::Strings, ToolMessageForm::Plain}) {
+        auto text = render_as(form);
+        if (text) return text;
+    }
+    return first;
 }
 
 std::string chatml_template() {

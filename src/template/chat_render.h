@@ -13,13 +13,17 @@
 #include "core/status.h"
 #include "template/template.h"
 #include "template/template_limits.h"
+#include "template/tool_calls.h"
 
 namespace tessera {
 
 struct ChatRenderInput {
     // Array of messages: {"role": ..., "content": string | null |
     // [{"type": "text", "text": ...}, ...], "tool_calls": [...], "tool_call_id": ...}.
-    // A content list of text parts is joined with "\n" into one string.
+    // A content list of text parts is joined with "\n" into one string. A
+    // conversation with tool calls renders in the first form of
+    // tool_messages.h the template accepts (arguments as objects, as
+    // strings, or no tool syntax at all).
     nlohmann::ordered_json messages;
     // Array of tool definitions, passed to the template as sent (key order
     // kept, so `tools | tojson` shows the schema as written); null: none.
@@ -50,6 +54,11 @@ public:
     const std::string& source() const { return source_; }
     const std::string& bos_token() const { return bos_token_; }
     const std::string& eos_token() const { return eos_token_; }
+    // How this template's model writes tool calls (recognised once, from the source).
+    ToolCallFamily tool_call_family() const { return tool_call_family_; }
+    // Whether the template shows the model the `tools` it is given (a probe
+    // render at load); when not, the server describes them itself.
+    bool shows_tools() const { return shows_tools_; }
 
 private:
     std::string source_;
@@ -58,6 +67,8 @@ private:
     TemplateLimits limits_;
     std::optional<Template> compiled_;  // empty when the source did not compile
     Status compile_status_;
+    ToolCallFamily tool_call_family_ = ToolCallFamily::Generic;
+    bool shows_tools_ = false;
 };
 
 // The template to use for a model: its own, or ChatML when it has none, in

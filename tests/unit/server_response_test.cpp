@@ -22,7 +22,7 @@ namespace {
 std::string piece(int32_t id) { return id == 99 ? std::string("\xE2\x82") : "t" + std::to_string(id); }
 
 ResponseMeta meta(ApiKind kind, bool logprobs = false) {
-    return ResponseMeta{kind, make_response_id(kind, 0xabc), 1700000000, "my-model", logprobs};
+    return ResponseMeta{.kind = kind, .id = make_response_id(kind, 0xabc), .created = 1700000000, .model = "my-model", .logprobs = logprobs};
 }
 
 TEST(ServerResponse, ChatCompletionShape) {

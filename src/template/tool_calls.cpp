@@ -1,0 +1,307 @@
+// Tool-call families and the parsing of generated text (see tool_calls.h).
+#include "template/tool_calls.h"
+
+#include <optional>
+
+#include "template/tool_messages.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kHermesOpen = "<tool_call>";
+constexpr std::string_view kHermesClose = "</tool_call>";
+constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kDeepSeekCalls = "<｜tool▁calls▁begin｜>";
+constexpr std::string_view kDeepSeekCallsEnd = "<｜tool▁calls▁end｜>";
+constexpr std::string_view kDeepSeekCall = "<｜tool▁call▁begin｜>";
+constexpr std::string_view kDeepSeekSep = "<｜tool▁sep｜>";
+constexpr std::string_view kDeepSeekCallEnd = "<｜tool▁call▁end｜>";
+
+bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+size_t first_non_blank(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && is_blank(s[i])) ++i;
+    return i;
+}
+
+// One past the JSON object or array that opens at s[start], or npos when it
+// does not close. Brackets inside strings are skipped.
+size_t json_value_end(std::string_view s, size_t start) {
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = start; i < s.size(); ++i) {
+        const char c = s[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return std::string_view::npos;
+}
+
+// {"name": .., "arguments" (Llama 3: "parameters"): {..} or a string
+// holding an object} as a call; no arguments: {}.
+std::optional<ToolCall> call_from(const Json& obj) {
+    if (!obj.is_object()) return std::nullopt;
+    auto name = obj.find("name");
+    if (name == obj.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return std::nullopt;
+    Json args = Json::object();
+    auto it = obj.find("arguments");
+    if (it == obj.end()) it = obj.find("parameters");
+    if (it != obj.end()) {
+        args = it->is_string() ? parse_tool_json(it->get_ref<const std::string&>()) : *it;
+    }
+    if (!args.is_object()) return std::nullopt;
+    return ToolCall{name->get<std::string>(), args.dump(-1, ' ', false, Json::error_handler_t::replace)};
+}
+
+std::optional<ToolCall> parse_call(std::string_view text) {
+    return call_from(parse_tool_json(trim(text)));
+}
+
+// A JSON array of calls, as Mistral and the generic {"tool_calls": [..]} write them.
+bool append_calls(const Json& list, std::vector<ToolCall>& out) {
+    if (!list.is_array() || list.empty()) return false;
+    for (const Json& item : list) {
+        auto call = call_from(item);
+        if (!call) return false;
+        out.push_back(std::move(*call));
+    }
+    return true;
+}
+
+ToolCallOutput no_calls(std::string_view text) { return {std::string(text), {}}; }
+
+ToolCallOutput with_content(std::string content, std::vector<ToolCall> calls) {
+    return {std::string(trim(content)), std::move(calls)};
+}
+
+ToolCallOutput parse_hermes(std::string_view text) {
+    std::string content;
+    std::vector<ToolCall> calls;
+    size_t pos = 0;
+    for (size_t open; (open = text.find(kHermesOpen, pos)) != std::string_view::npos;) {
+        content += text.substr(pos, open - pos);
+        const size_t body = open + kHermesOpen.size();
+        const size_t close = text.find(kHermesClose, body);  // may be cut off by max_tokens or a stop
+        auto call = parse_call(text.substr(body, close == std::string_view::npos ? std::string_view::npos : close - body));
+        if (!call) return no_calls(text);
+        calls.push_back(std::move(*call));
+        pos = close == std::string_view::npos ? text.size() : close + kHermesClose.size();
+    }
+    if (calls.empty()) return no_calls(text);
+    content += text.substr(pos);
+    return with_content(std::move(content), std::move(calls));
+}
+
+ToolCallOutput parse_mistral(std::string_view text) {
+    const size_t marker = text.find(kMistralMarker);
+    if (marker == std::string_view::npos) return no_calls(text);
+    const size_t start = marker + kMistralMarker.size() + first_non_blank(text.substr(marker + kMistralMarker.size()));
+    if (start >= text.size() || text[start] != '[') return no_calls(text);
+    const size_t end = json_value_end(text, start);
+    if (end == std::string_view::npos) return no_calls(text);
+    std::vector<ToolCall> calls;
+    if (!append_calls(parse_tool_json(text.substr(start, end - start)), calls)) return no_calls(text);
+    return with_content(std::string(text.substr(0, marker)) + std::string(text.substr(end)), std::move(calls));
+}
+
+// One DeepSeek call body: TYPE<｜tool▁sep｜>NAME\n```json\nARGS\n```
+std::optional<ToolCall> parse_deepseek_call(std::string_view body) {
+    const size_t sep = body.find(kDeepSeekSep);
+    if (sep == std::string_view::npos) return std::nullopt;
+    std::string_view rest = body.substr(sep + kDeepSeekSep.size());
+    const size_t newline = rest.find('\n');
+    if (newline == std::string_view::npos) return std::nullopt;
+    const std::string_view name = trim(rest.substr(0, newline));
+    std::string_view args = trim(rest.substr(newline + 1));
+    const std::string_view open = "```json", close = "```";
+    if (args.substr(0, open.size()) != open || args.size() < open.size() + close.size() ||
+        args.substr(args.size() - close.size()) != close) {
+        return std::nullopt;
+    }
+    args = args.substr(open.size(), args.size() - open.size() - close.size());
+    if (name.empty()) return std::nullopt;
+    return call_from(Json{{"name", std::string(name)}, {"arguments", parse_tool_json(trim(args))}});
+}
+
+ToolCallOutput parse_deepseek(std::string_view text) {
+    const size_t begin = text.find(kDeepSeekCalls);
+    if (begin == std::string_view::npos) return no_calls(text);
+    const size_t end = text.find(kDeepSeekCallsEnd, begin);
+    const size_t body_end = end == std::string_view::npos ? text.size() : end;
+    std::vector<ToolCall> calls;
+    size_t pos = begin + kDeepSeekCalls.size();
+    for (size_t open; (open = text.find(kDeepSeekCall, pos)) < body_end;) {
+        const size_t start = open + kDeepSeekCall.size();
+        const size_t close = text.find(kDeepSeekCallEnd, start);
+        if (close == std::string_view::npos || close > body_end) return no_calls(text);
+        auto call = parse_deepseek_call(text.substr(start, close - start));
+        if (!call) return no_calls(text);
+        calls.push_back(std::move(*call));
+        pos = close + kDeepSeekCallEnd.size();
+    }
+    if (calls.empty()) return no_calls(text);
+    const size_t after = end == std::string_view::npos ? text.size() : end + kDeepSeekCallsEnd.size();
+    return with_content(std::string(text.substr(0, begin)) + std::string(text.substr(after)), std::move(calls));
+}
+
+// The whole message is calls: JSON objects separated by ';'.
+ToolCallOutput parse_llama3(std::string_view text) {
+    std::string_view rest = trim(text);
+    if (rest.substr(0, kPythonTag.size()) == kPythonTag) rest = trim(rest.substr(kPythonTag.size()));
+    std::vector<ToolCall> calls;
+    while (!rest.empty()) {
+        if (rest.front() != '{') return no_calls(text);
+        const size_t end = json_value_end(rest, 0);
+        if (end == std::string_view::npos) return no_calls(text);
+        auto call = parse_call(rest.substr(0, end));
+        if (!call) return no_calls(text);
+        calls.push_back(std::move(*call));
+        rest = trim(rest.substr(end));
+        if (!rest.empty() && rest.front() == ';') rest = trim(rest.substr(1));
+    }
+    if (calls.empty()) return no_calls(text);
+    return {"", std::move(calls)};
+}
+
+// The first JSON object in the text, if it is {"tool_calls": [..]} or one
+// call; the text around it is content. Small models often add a sentence
+// or a ```json fence, which are dropped from the content with the call.
+ToolCallOutput parse_generic(std::string_view text) {
+    const size_t start = text.find('{');
+    if (start == std::string_view::npos) return no_calls(text);
+    const size_t end = json_value_end(text, start);
+    if (end == std::string_view::npos) return no_calls(text);
+    const Json obj = parse_tool_json(text.substr(start, end - start));
+    std::vector<ToolCall> calls;
+    if (obj.is_object() && obj.contains("tool_calls")) {
+        if (!append_calls(obj["tool_calls"], calls)) return no_calls(text);
+    } else if (auto call = call_from(obj)) {
+        calls.push_back(std::move(*call));
+    } else {
+        return no_calls(text);
+    }
+    std::string_view before = text.substr(0, start);
+    std::string_view after = text.substr(end);
+    const std::string_view fence = "```json";
+    if (size_t f = before.rfind(fence); f != std::string_view::npos && trim(before.substr(f + fence.size())).empty()) {
+        before = before.substr(0, f);
+        if (trim(after).substr(0, 3) == "```") after = trim(after).substr(3);
+    }
+    return with_content(std::string(before) + std::string(after), std::move(calls));
+}
+
+// Where `marker` starts in `text`, or where a suffix of `text` that may grow
+// into it starts; text.size() when neither.
+size_t marker_start(std::string_view text, std::string_view marker, bool complete) {
+    if (size_t at = text.find(marker); at != std::string_view::npos) return at;
+    if (complete) return text.size();
+    for (size_t n = std::min(marker.size() - 1, text.size()); n > 0; --n) {
+        if (text.substr(text.size() - n) == marker.substr(0, n)) return text.size() - n;
+    }
+    return text.size();
+}
+
+// Llama 3: calls are the whole message, so they start at its first
+// non-blank character, a '{' or <|python_tag|>. While only blanks (or part
+// of the tag) came, wait.
+size_t llama3_start(std::string_view text, bool complete) {
+    const std::string_view rest = text.substr(first_non_blank(text));
+    if (rest.empty()) return complete ? text.size() : 0;
+    if (rest.front() == '{' || rest.substr(0, kPythonTag.size()) == kPythonTag) return 0;
+    const bool may_be_tag = !complete && rest.size() < kPythonTag.size() && kPythonTag.substr(0, rest.size()) == rest;
+    return may_be_tag ? 0 : text.size();
+}
+
+}  // namespace
+
+ToolCallFamily tool_call_family(std::string_view source) {
+    if (source.find(kDeepSeekCalls) != std::string_view::npos) return ToolCallFamily::DeepSeek;
+    if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFamily::Hermes;
+    if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFamily::Mistral;
+    if (source.find(kPythonTag) != std::string_view::npos || source.find("ipython") != std::string_view::npos) {
+        return ToolCallFamily::Llama3;
+    }
+    return ToolCallFamily::Generic;
+}
+
+const char* tool_call_family_name(ToolCallFamily family) {
+    switch (family) {
+        case ToolCallFamily::Hermes: return "hermes";
+        case ToolCallFamily::Llama3: return "llama3";
+        case ToolCallFamily::Mistral: return "mistral";
+        case ToolCallFamily::DeepSeek: return "deepseek";
+        case ToolCallFamily::Generic: break;
+    }
+    return "generic";
+}
+
+ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
+    switch (family) {
+        case ToolCallFamily::Hermes: return parse_hermes(text);
+        case ToolCallFamily::Llama3: return parse_llama3(text);
+        case ToolCallFamily::Mistral: return parse_mistral(text);
+        case ToolCallFamily::DeepSeek: return parse_deepseek(text);
+        case ToolCallFamily::Generic: break;
+    }
+    return parse_generic(text);
+}
+
+size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete, size_t from) {
+    if (family == ToolCallFamily::Llama3) return llama3_start(text, complete);  // decided at the start
+    from = std::min(from, text.size());
+    const std::string_view rest = text.substr(from);
+    switch (family) {
+        case ToolCallFamily::Hermes: return from + marker_start(rest, kHermesOpen, complete);
+        case ToolCallFamily::Mistral: return from + marker_start(rest, kMistralMarker, complete);
+        case ToolCallFamily::DeepSeek: return from + marker_start(rest, kDeepSeekCalls, complete);
+        case ToolCallFamily::Llama3:
+        case ToolCallFamily::Generic: break;
+    }
+    // The generic parse takes the first object anywhere, so hold from the
+    // first '{' (or a fence that may precede one).
+    return from + std::min(std::min(rest.find('{'), rest.size()), marker_start(rest, "```", complete));
+}
+
+Json with_generic_tool_prompt(const Json& messages, const Json& tools) {
+    std::string prompt = "You can call these functions (each with a JSON Schema of its arguments):\n";
+    for (const Json& tool : tools) {
+        if (tool.is_object() && tool.contains("function")) {
+            prompt += tool["function"].dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+        }
+    }
+    prompt += "\nTo call functions, reply with only this JSON object and nothing else:\n"
+              "{\"tool_calls\": [{\"name\": \"<function name>\", \"arguments\": {<arguments>}}]}\n"
+              "A function's result comes back as {\"tool_response\": ...}. Otherwise, answer normally.";
+    Json out = messages;
+    const bool has_system = out.is_array() && !out.empty() && out[0].is_object() && out[0].contains("role") && out[0]["role"] == "system" &&
+                            out[0].contains("content") && out[0]["content"].is_string();
+    if (has_system) {
+        out[0]["content"] = out[0]["content"].get<std::string>() + "\n\n" + prompt;
+    } else if (out.is_array()) {
+        out.insert(out.begin(), Json{{"role", "system"}, {"content", prompt}});
+    }
+    return out;
+}
+
+}  // namespace tessera
