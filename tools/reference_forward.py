@@ -295,8 +295,9 @@ def gemma_layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.nd
     return x + gemma_rms_norm(f, m.weight(p + "post_ffw_norm.weight"), cfg.eps)
 
 
-def forward(m: Model, tokens: list[int]) -> np.ndarray:
-    """Logits [n_tokens, n_vocab] for tokens at positions 0..n_tokens-1."""
+def hidden_states(m: Model, tokens: list[int]) -> np.ndarray:
+    """Final hidden states [n_tokens, n_embd] (after the output norm, what the
+    LM head reads and embeddings pool) for tokens at positions 0..n_tokens-1."""
     embd = m.weight("token_embd.weight")
     if any(t < 0 or t >= embd.shape[0] for t in tokens):
         raise ValueError(f"token ids must be in [0, {embd.shape[0]})")
@@ -308,9 +309,13 @@ def forward(m: Model, tokens: list[int]) -> np.ndarray:
     for i in range(m.cfg.n_layer):
         x = gemma_layer(m, i, x, positions) if gemma else layer(m, i, x, positions)
     norm = gemma_rms_norm if gemma else rms_norm
-    x = norm(x, m.weight("output_norm.weight"), m.cfg.eps)
+    return norm(x, m.weight("output_norm.weight"), m.cfg.eps)
+
+
+def forward(m: Model, tokens: list[int]) -> np.ndarray:
+    """Logits [n_tokens, n_vocab] for tokens at positions 0..n_tokens-1."""
     out = "output.weight" if m.has("output.weight") else "token_embd.weight"
-    logits = m.linear(x, out)
+    logits = m.linear(hidden_states(m, tokens), out)
     if m.cfg.final_softcap:
         logits = m.cfg.final_softcap * np.tanh(logits / m.cfg.final_softcap)
     return logits

@@ -20,12 +20,16 @@ struct Batch {
     std::vector<int32_t> tokens;       // [n_tokens]
     std::vector<int32_t> seq_of;       // [n_tokens] index into seqs
     std::vector<uint8_t> want_logits;  // [n_tokens] 1 where a logits row is produced
+    // [n_tokens] 1 where the final hidden state (after the output norm, before
+    // the LM head) is produced: embeddings (model/pooling.h). add() leaves it 0.
+    std::vector<uint8_t> want_hidden;
     std::vector<BatchSequence> seqs;
 
     void clear() {
         tokens.clear();
         seq_of.clear();
         want_logits.clear();
+        want_hidden.clear();
         seqs.clear();
     }
 
@@ -40,6 +44,7 @@ struct Batch {
             tokens.push_back(run[k]);
             seq_of.push_back(seq);
             want_logits.push_back(all_logits || (last_logits && k + 1 == run.size()) ? 1 : 0);
+            want_hidden.push_back(0);
         }
     }
 

@@ -90,7 +90,8 @@ Status Model::forward(KvCache& cache, SoloSequence& seq, std::span<const int32_t
     return Status();
 }
 
-Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool) {
+Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool,
+                            std::vector<float>* hidden) {
     const auto& c = config_;
     const auto n = static_cast<int64_t>(batch.tokens.size());
     if (n == 0) return Status::error("forward: empty batch");
@@ -132,7 +133,25 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
     logits.resize(static_cast<size_t>(n_out * c.n_vocab));
     if (n_out > 0) matmul(weights_.output, ws.h.data(), n_out, logits.data(), pool, ws.scratch);
     if (c.final_softcap > 0) softcap_inplace(logits.data(), n_out * c.n_vocab, c.final_softcap);
+    if (hidden != nullptr) final_hidden_rows(batch, *hidden);
     return Status();
+}
+
+// The output norm of every want_hidden row, in token order: what the LM head
+// would read, and what embeddings pool (model/pooling.h).
+void Model::final_hidden_rows(const Batch& batch, std::vector<float>& hidden) const {
+    const auto& c = config_;
+    const ForwardWorkspace& ws = *ws_;
+    int64_t n_hidden = 0;
+    for (uint8_t w : batch.want_hidden) n_hidden += w;
+    hidden.resize(static_cast<size_t>(n_hidden * c.n_embd));
+    int64_t row = 0;
+    for (size_t t = 0; t < batch.want_hidden.size(); ++t) {
+        if (!batch.want_hidden[t]) continue;
+        rmsnorm(ws.x.data() + static_cast<int64_t>(t) * c.n_embd, weights_.output_norm,
+                hidden.data() + row * c.n_embd, 1, c.n_embd, c.norm_eps);
+        ++row;
+    }
 }
 
 }  // namespace tessera

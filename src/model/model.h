@@ -67,11 +67,15 @@ public:
     // One pass over a ragged multi-sequence batch; every sequence's block
     // table must already cover its positions. K/V of the batch tokens are
     // written to `cache`; logits rows ([n_outputs, n_vocab], token order)
-    // for tokens with want_logits. Errors: token id out of range.
-    Status forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool);
+    // for tokens with want_logits; when `hidden` is given, final hidden-state
+    // rows ([n_hidden, n_embd], token order, after the output norm) for tokens
+    // with want_hidden. Errors: token id out of range.
+    Status forward_batch(const Batch& batch, KvCache& cache, std::vector<float>& logits, ThreadPool& pool,
+                         std::vector<float>* hidden = nullptr);
 
 private:
     Model(GgufFile file, ModelConfig config, ModelWeights weights);
+    void final_hidden_rows(const Batch& batch, std::vector<float>& hidden) const;
 
     GgufFile file_;
     ModelConfig config_;
