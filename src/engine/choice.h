@@ -9,6 +9,7 @@
 
 #include "engine/request.h"
 #include "engine/request_handle.h"
+#include "model/pooling.h"
 #include "sample/grammar_constraint.h"
 #include "sample/sampler.h"
 #include "sample/stop_strings.h"
@@ -46,6 +47,7 @@ struct Choice {
     std::vector<TokenLogprob> unsent_logprobs;
     std::chrono::steady_clock::time_point first_token;
     std::chrono::steady_clock::time_point last_token;
+    std::unique_ptr<PoolingAccumulator> pooled;          // set for an embedding request
     bool done = false;
 
 private:

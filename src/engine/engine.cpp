@@ -1,6 +1,7 @@
 // The engine thread: take submitted requests, schedule a step, run one
-// batched forward pass, sample every sequence that reached its end, stream
-// the text out, and retire finished or cancelled sequences.
+// batched forward pass, sample every sequence that reached its end (or pool
+// an embedding request's hidden states), stream the text out, and retire
+// finished or cancelled sequences.
 #include "engine/engine.h"
 
 #include <algorithm>
@@ -46,6 +47,13 @@ int64_t kv_blocks_for(const ModelConfig& c, const EngineOptions& o) {
     return std::max<int64_t>(blocks, 1);
 }
 
+Expected<Pooling> resolve_pooling(const Model& model, const EngineOptions& o) {
+    Expected<Pooling> p = o.pooling ? Expected<Pooling>(*o.pooling) : model_pooling(model.gguf(), model.config().arch);
+    if (!p) return p;
+    TS_RETURN_IF_ERROR(check_sentence_pooling(*p));
+    return p;
+}
+
 }  // namespace
 
 class Engine::Impl {
@@ -56,7 +64,8 @@ public:
                  static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
           scheduler_(cache_.blocks(), cache_.block_size(),
                      SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
-          pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+          pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+          pooling_(resolve_pooling(model, options)) {
         const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
         const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
         max_context_ = std::min(model_ctx, capacity);
@@ -81,6 +90,7 @@ public:
     const EngineOptions& options() const { return options_; }
     const EngineMetrics& metrics() const { return metrics_; }
     int64_t max_context() const { return max_context_; }
+    const Expected<Pooling>& pooling() const { return pooling_; }
     bool model_damaged() const {
         const MappedFile* m = model_.gguf().mapping();
         return damaged_.load(std::memory_order_acquire) || (m != nullptr && m->damaged());
@@ -100,6 +110,8 @@ private:
     void step();
     void handle_cancellations();
     void process_logits(Choice& choice, const float* logits);
+    void mark_pooled_rows(const Choice& choice, const BatchSequence& run);
+    size_t pool_rows(Choice& choice, const BatchSequence& run, size_t row);
     void fork_siblings(Choice& leader, const float* logits);
     void sample_token(Choice& choice, const float* logits);
     const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
@@ -117,6 +129,7 @@ private:
     KvCache cache_;
     Scheduler scheduler_;
     ThreadPool pool_;
+    Expected<Pooling> pooling_;
     int64_t max_context_ = 0;
 
     std::mutex mu_;
@@ -133,6 +146,7 @@ private:
     Batch batch_;
     std::vector<float> logits_;
     std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
+    std::vector<float> hidden_;  // [rows, n_embd] this step's pooled positions
     std::thread thread_;
 };
 
@@ -143,7 +157,14 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
     for (int32_t t : request.prompt) {
         if (t < 0 || t >= n_vocab) return Status::error("prompt token id " + std::to_string(t) + " is out of range");
     }
-    if (static_cast<int64_t>(request.prompt.size()) >= max_context_) {
+    if (request.embed) {
+        TS_RETURN_IF_ERROR(pooling_.status());
+        if (request.n != 1 || request.constraint) {
+            return Status::error("an embedding request has one choice and no output constraint");
+        }
+    }
+    // A generation needs room for one token after its prompt; an embedding does not.
+    if (static_cast<int64_t>(request.prompt.size()) + (request.embed ? 0 : 1) > max_context_) {
         return Status::error(ErrorKind::LimitExceeded, "the prompt has " + std::to_string(request.prompt.size()) +
                              " tokens; the context holds " + std::to_string(max_context_));
     }
@@ -254,7 +275,10 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
         leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab));
     }
     Sequence& seq = leader->seq;
-    scheduler_.add(&seq, NewSequence{state->handle->id(), state->request.prompt, state->request.cache_salt});
+    const bool embed = state->request.embed;
+    if (embed) leader->pooled = std::make_unique<PoolingAccumulator>(*pooling_, model_.config().n_embd);
+    scheduler_.add(&seq, NewSequence{state->handle->id(), state->request.prompt, state->request.cache_salt,
+                                     !embed || pooling_allows_prefix_reuse(*pooling_)});
     for (int32_t t : seq.tokens) leader->sampler.accept(t);
     metrics_.prompt_tokens.fetch_add(static_cast<uint64_t>(seq.n_prompt), std::memory_order_relaxed);
     track(std::move(leader));
@@ -287,11 +311,15 @@ void Engine::Impl::step() {
     owners.reserve(out.runs.size());
     for (const ScheduledRun& r : out.runs) {
         const Sequence& s = *r.seq;
+        Choice* owner = owner_.at(r.seq);
+        // An embedding wants hidden states, never a logits row.
         batch_.add(s.block_table.data(), s.n_computed,
-                   std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)), r.logits);
-        owners.push_back(owner_.at(r.seq));
+                   std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)),
+                   r.logits && !owner->pooled);
+        if (owner->pooled) mark_pooled_rows(*owner, batch_.seqs.back());
+        owners.push_back(owner);
     }
-    Status st = model_.forward_batch(batch_, cache_, logits_, pool_);
+    Status st = model_.forward_batch(batch_, cache_, logits_, pool_, &hidden_);
     metrics_.steps.fetch_add(1, std::memory_order_relaxed);
     if (fail_if_model_damaged()) return;  // this step's logits may come from zeroed weights
     if (!st.ok()) {
@@ -301,11 +329,40 @@ void Engine::Impl::step() {
     scheduler_.commit(out);
     const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
     size_t row = 0;
+    size_t hidden_row = 0;
     for (size_t k = 0; k < out.runs.size(); ++k) {
+        Choice& c = *owners[k];
+        if (c.pooled) {
+            hidden_row = pool_rows(c, batch_.seqs[k], hidden_row);
+            if (out.runs[k].logits) finish(c, FinishReason::Stop);  // the prompt is done: the vector goes out
+            continue;
+        }
         if (!out.runs[k].logits) continue;
-        process_logits(*owners[k], logits_.data() + row * n_vocab);
+        process_logits(c, logits_.data() + row * n_vocab);
         ++row;
     }
+}
+
+void Engine::Impl::mark_pooled_rows(const Choice& choice, const BatchSequence& run) {
+    const Pooling p = *pooling_;
+    for (int32_t k = 0; k < run.n_tokens; ++k) {
+        if (pooling_reads(p, run.pos0 + k, choice.seq.n_prompt)) batch_.want_hidden[run.first + k] = 1;
+    }
+}
+
+// Adds the run's hidden rows, which start at `row` of this step's, to the
+// choice's pooled sum; returns the row after them. A run from position 0
+// starts the sum over: a preempted embedding is recomputed from the start
+// (it matches no cached prefix unless it pools the last position only).
+size_t Engine::Impl::pool_rows(Choice& choice, const BatchSequence& run, size_t row) {
+    const auto n_embd = static_cast<size_t>(model_.config().n_embd);
+    if (run.pos0 == 0) choice.pooled->reset();
+    for (int32_t k = 0; k < run.n_tokens; ++k) {
+        if (!batch_.want_hidden[run.first + k]) continue;
+        choice.pooled->add(std::span<const float>(hidden_.data() + row * n_embd, n_embd));
+        ++row;
+    }
+    return row;
 }
 
 void Engine::Impl::process_logits(Choice& choice, const float* logits) {
@@ -429,6 +486,7 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
     e.prompt_tokens = choice.seq.n_prompt;
     e.completion_tokens = choice.n_generated;
     e.cached_tokens = choice.seq.n_cached;
+    if (choice.pooled && reason == FinishReason::Stop) e.embedding = choice.pooled->finish();
     if (choice.n_generated > 0) {
         e.seconds_to_first_token = seconds_between(choice.req->submitted, choice.first_token);
         e.seconds_decoding = seconds_between(choice.first_token, choice.last_token);
@@ -496,6 +554,7 @@ const ModelConfig& Engine::model_config() const { return impl_->config(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
 const EngineMetrics& Engine::metrics() const { return impl_->metrics(); }
 int64_t Engine::max_context() const { return impl_->max_context(); }
+Expected<Pooling> Engine::embedding_pooling() const { return impl_->pooling(); }
 bool Engine::healthy(std::chrono::milliseconds stall) const { return impl_->healthy(stall); }
 bool Engine::model_damaged() const { return impl_->model_damaged(); }
 

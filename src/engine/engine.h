@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
@@ -13,6 +14,7 @@
 #include "engine/request.h"
 #include "engine/request_handle.h"
 #include "model/model.h"
+#include "model/pooling.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tessera {
@@ -29,6 +31,7 @@ struct EngineOptions {
     int32_t max_waiting = 256;        // admission cap; past it submit() is refused
     int64_t max_context = 0;          // per-sequence limit; 0: model's n_ctx_train
     bool prefix_cache = true;
+    std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
 };
 
@@ -49,6 +52,9 @@ public:
     const EngineOptions& options() const;
     const EngineMetrics& metrics() const;
     int64_t max_context() const;       // prompt + max_tokens must fit
+    // How embedding requests are pooled; an error when the model's pooling
+    // key is malformed or names no sentence pooling (submit refuses them so).
+    Expected<Pooling> embedding_pooling() const;
     // False when the loop has work but made no progress for `stall`, or
     // when the model file is damaged or shorter than its mapping.
     bool healthy(std::chrono::milliseconds stall = std::chrono::seconds(30)) const;

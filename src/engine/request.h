@@ -24,6 +24,10 @@ struct RequestLimits {
     size_t max_stop = 16;            // stop strings
     size_t max_stop_bytes = 256;     // per stop string
     size_t max_logit_bias = 1024;    // logit_bias entries
+    // One embeddings call (server/embeddings_route): inputs, each an engine
+    // request of its own, and their tokens together (OpenAI: 2048 inputs).
+    size_t max_embedding_inputs = 2048;
+    int64_t max_embedding_tokens = 262144;
 
     // LimitExceeded naming the first cap `r` is over; ok when within all.
     Status check(const GenerationRequest& r) const;
@@ -54,6 +58,10 @@ struct GenerationRequest {
     // with ignore_eos); a choice whose grammar is complete, with nothing
     // allowed after it, ends with FinishReason::Stop.
     GenerationConstraint constraint;
+    // An embedding: the prompt is prefilled and pooled (EngineOptions::pooling),
+    // nothing is sampled; the one final event carries the vector. n must be 1;
+    // sampling, max_tokens and stops are ignored.
+    bool embed = false;
 };
 
 enum class FinishReason { None, Stop, Length, Cancelled, Error };
@@ -81,6 +89,7 @@ struct StreamEvent {
     int64_t cached_tokens = 0;         // prompt tokens served from the prefix cache
     double seconds_to_first_token = 0.0;  // submit -> first sampled token (0 if none)
     double seconds_decoding = 0.0;        // first -> last sampled token
+    std::vector<float> embedding;         // [n_embd], L2-normalised: an embedding request's final event
 };
 
 }  // namespace tessera

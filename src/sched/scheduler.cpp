@@ -32,6 +32,7 @@ void Scheduler::add(Sequence* seq, NewSequence init) {
     seq->tokens = std::move(init.prompt);
     seq->n_prompt = static_cast<int64_t>(seq->tokens.size());
     seq->cache_salt = init.cache_salt;
+    seq->reuse_prefix = init.reuse_prefix;
     seq->status = SeqStatus::Waiting;
     waiting_.push_back(seq);
 }
@@ -73,7 +74,7 @@ void Scheduler::preempt(Sequence& seq) {
 int64_t Scheduler::admit_prefix(Sequence& seq) {
     TS_CHECK_MSG(seq.block_table.empty(), "a waiting sequence holds no blocks");
     const auto n_lookup = static_cast<int64_t>(seq.tokens.size()) - 1;  // the last token must run for logits
-    if (!options_.prefix_cache || n_lookup <= 0) return 0;
+    if (!options_.prefix_cache || !seq.reuse_prefix || n_lookup <= 0) return 0;
     PrefixCache::Match m = prefix_.match(std::span<const int32_t>(seq.tokens.data(), n_lookup), seq.cache_salt);
     seq.block_table.clear();
     for (int32_t b : m.blocks) seq.block_table.push_back(b * block_size_);
@@ -91,7 +92,7 @@ void Scheduler::note_admission(Sequence& seq, int64_t hit) {
 }
 
 bool Scheduler::held_for_shared_prefill(const Sequence& seq) {
-    if (!options_.prefix_cache || seq.tokens.size() < 2) return false;
+    if (!options_.prefix_cache || !seq.reuse_prefix || seq.tokens.size() < 2) return false;
     const std::span<const int32_t> lookup(seq.tokens.data(), seq.tokens.size() - 1);
     const int64_t pending = pending_shared_tokens(lookup, seq.cache_salt, running_, block_size_);
     return pending > 0 && pending > prefix_.cached_tokens(lookup, seq.cache_salt);

@@ -57,6 +57,7 @@ struct NewSequence {
     uint64_t id = 0;  // also its FCFS arrival order
     std::vector<int32_t> prompt;
     uint64_t cache_salt = 0;  // prefix-cache isolation domain
+    bool reuse_prefix = true;  // Sequence::reuse_prefix
 };
 
 class Scheduler {

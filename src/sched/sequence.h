@@ -18,6 +18,9 @@ struct Sequence {
     std::vector<int32_t> block_table;  // slot of each block_size run of positions (model/kv_cache.h)
     bool half_tail = false;            // the last entry is a half block
     uint64_t cache_salt = 0;           // prefix-cache isolation domain
+    // False when every position must be computed here (an embedding that pools
+    // more than the last position): admission then matches no cached prefix.
+    bool reuse_prefix = true;
     int64_t n_cached = 0;              // prompt tokens served by the prefix cache (first admission)
     bool admitted_once = false;
     SeqStatus status = SeqStatus::Waiting;
