@@ -2,8 +2,9 @@
 // (JSON parse with the depth limit, then chat, completion or Responses API
 // validation, the chat template and tokenization) with the GPT-2 fixture
 // vocabulary; a structured-output field's grammar is compiled and then run
-// over the body's own bytes. The first byte picks the route: bit 1 set is a Responses body
-// (translated to a chat body first), else bit 0 picks completion over chat.
+// over the body's own bytes. The first byte picks the route: bit 2 set is an
+// embeddings body, else bit 1 set a Responses body (translated to a chat body
+// first), else bit 0 picks completion over chat.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "gguf/gguf_file.h"
 #include "grammar/matcher.h"
+#include "server/embeddings_request.h"
 #include "server/field_reader.h"
 #include "server/openai_request.h"
 #include "server/responses_api.h"
@@ -42,6 +44,27 @@ const Fixture& fixture() {
     return f;
 }
 
+// An embeddings body: an accepted one must be what the engine can run.
+int fuzz_embeddings(const tessera::Json& body, const tessera::Tokenizer& tok) {
+    const tessera::EmbeddingsContext ctx{&tok, 256, 32, tessera::RequestLimits{}};
+    tessera::EmbeddingsRequest out;
+    if (auto err = tessera::parse_embeddings_request(body, ctx, out)) {
+        if (err->http_status != 400 || err->message.empty()) std::abort();
+        return 0;
+    }
+    if (out.inputs.empty() || out.inputs.size() > ctx.limits.max_embedding_inputs) std::abort();
+    int64_t total = 0;
+    for (const auto& ids : out.inputs) {
+        if (ids.empty() || static_cast<int64_t>(ids.size()) > ctx.max_context) std::abort();
+        for (int32_t id : ids) {
+            if (id < 0 || id >= tok.n_vocab()) std::abort();
+        }
+        total += static_cast<int64_t>(ids.size());
+    }
+    if (total != out.n_tokens || total > ctx.limits.max_embedding_tokens) std::abort();
+    return 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -51,6 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tessera::Json body;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     if (tessera::parse_json_object(text, limits.max_json_depth, body)) return 0;
+    if (data[0] & 4) return fuzz_embeddings(body, fx.tokenizer);
     const tessera::PromptContext ctx{&fx.tokenizer, &fx.chat_template, 256, tessera::RequestLimits{}};
     tessera::ParsedRequest out;
     std::optional<tessera::ApiError> err;

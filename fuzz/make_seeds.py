@@ -133,6 +133,12 @@ def main():
                               {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}]}],
                     "stream": True, "text": {"format": {"type": "text"}}}),
                (2, {"input": "x", "tools": [{"type": "function"}]})]
+    # kind 4: an embeddings body.
+    bodies += [(4, {"input": "Hi there", "model": "m", "encoding_format": "base64"}),
+               (4, {"input": ["a", "bc", "abc"], "dimensions": 32, "user": "u"}),
+               (4, {"input": [1, 2, 3], "encoding_format": "float"}),
+               (4, {"input": [[4, 5], [6]]}),
+               (4, {"input": ["", 3]}), (4, {"input": [], "dimensions": 0})]
     for i, (kind, b) in enumerate(bodies):
         write("openai_request", f"{i}", bytes([kind]) + json.dumps(b).encode())
     constraint_seeds(msgs[0])

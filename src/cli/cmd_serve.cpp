@@ -28,6 +28,7 @@ struct ServeFlags {
     std::string model_path;
     std::string chat_template;  // a file, or a built-in name; empty: the model's own
     std::string log_format = "text";
+    std::string pooling;  // embeddings; empty: the model's (model/pooling.h)
     bool access_log = true;
     std::string api_key;
     std::string api_key_file;
@@ -57,6 +58,9 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--log-format", f.log_format, "access log: one line per request, text or json")
         ->check(CLI::IsMember({"text", "json"}));
     app.add_flag("!--no-access-log", f.access_log, "no access log lines");
+    app.add_option("--pooling", f.pooling,
+                   "/v1/embeddings pooling: mean, cls or last (default: the model's pooling_type, else last)")
+        ->check(CLI::IsMember({"mean", "cls", "last"}));
     app.add_flag("!--no-webui", s.web_ui, "no chat page at /");
     app.add_option("-c,--ctx-size", e.ctx_size, "KV cache size in tokens (when --kv-memory is not set)")
         ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
@@ -123,6 +127,10 @@ Expected<std::string> load_chat_template(const std::string& name_or_path) {
 void apply_log_format(ServeFlags& f) {
     if (!f.access_log) f.server.access_log = AccessLogFormat::Off;
     else f.server.access_log = f.log_format == "json" ? AccessLogFormat::Json : AccessLogFormat::Text;
+}
+
+void apply_pooling(ServeFlags& f) {
+    if (!f.pooling.empty()) f.engine.pooling = *parse_pooling(f.pooling);  // CLI checked the name
 }
 
 void apply_timeouts(ServeFlags& f) {
@@ -248,6 +256,7 @@ int cmd_serve(int argc, char** argv) {
     if (!load_api_keys(f)) return 2;
     apply_timeouts(f);
     apply_log_format(f);
+    apply_pooling(f);
     if (f.server.model_names.empty()) f.server.model_names = {std::filesystem::path(f.model_path).stem().string()};
 
     // glibc raises its mmap threshold each time a large block is freed, so

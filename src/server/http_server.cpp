@@ -66,10 +66,14 @@ HttpReply handle_props(State& st) {
     if (!m) return error_reply(unavailable("The model is still loading"));
     const EngineOptions& eo = m->engine->options();
     const Json settings = {{"n_ctx", m->engine->max_context()}, {"model", st.options.model_names.front()}};
+    const Expected<Pooling> pooling = m->engine->embedding_pooling();
     return json_reply(200, {{"model_alias", st.options.model_names.front()},
                             {"model_names", st.options.model_names},
                             {"architecture", m->engine->model_config().arch},
                             {"n_ctx", m->engine->max_context()},
+                            {"n_embd", m->engine->model_config().n_embd},
+                            // /v1/embeddings' pooling; null when the model cannot embed
+                            {"pooling", pooling ? Json(pooling_name(pooling.value())) : Json()},
                             {"total_slots", eo.max_seqs},
                             {"default_generation_settings", settings},
                             {"chat_template", m->chat_template->source()},
@@ -163,6 +167,7 @@ std::vector<Route> route_table(const ServerOptions& options) {
         {"/v1/chat/completions", "POST", true, gen(ApiKind::Chat)},
         {"/v1/completions", "POST", true, gen(ApiKind::Completion)},
         {"/v1/responses", "POST", true, handle_responses},
+        {"/v1/embeddings", "POST", true, handle_embeddings},
         {"/v1/models", "GET", true, [](State& st, const HttpRequest&) { return handle_models(st); }},
         {"/v1/models/", "GET", true, handle_model, true},
         {"/props", "GET", true, [](State& st, const HttpRequest&) { return handle_props(st); }},

@@ -63,5 +63,7 @@ private:
 HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRequest& req);
 // POST /v1/responses (responses_route.cpp).
 HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req);
+// POST /v1/embeddings (embeddings_route.cpp).
+HttpReply handle_embeddings(HttpServer::State& state, const HttpRequest& req);
 
 }  // namespace tessera
