@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "loaded_model_suite.h"
 #include "engine/engine.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
@@ -41,26 +42,11 @@ bool matches(const std::shared_ptr<const Grammar>& g, const std::string& text) {
     return m.advance(std::string_view(text)) && m.accepting();
 }
 
-class EngineConstraintTest : public ::testing::Test {
+class EngineConstraintTest : public test::LoadedModelSuite {
 protected:
-    static void SetUpTestSuite() {
-        const char* path = std::getenv("TESSERA_MODEL");
-        if (!path) return;
-        auto m = Model::load(path);
-        ASSERT_TRUE(m.ok()) << m.error();
-        model_ = std::move(*m).release();
-        auto t = Tokenizer::from_gguf(model_->gguf());
-        ASSERT_TRUE(t.ok());
-        tokenizer_ = new Tokenizer(std::move(*t));
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-        tokenizer_ = nullptr;
-        model_ = nullptr;
-    }
     void SetUp() override {
-        if (!model_) GTEST_SKIP() << "TESSERA_MODEL not set";
+        LoadedModelSuite::SetUp();
+        if (IsSkipped()) return;
         auto e = Engine::start(*model_, *tokenizer_, EngineOptions{.threads = 2});
         ASSERT_TRUE(e.ok()) << e.error();
         engine_ = std::move(*e);
@@ -87,13 +73,9 @@ protected:
         return g.ok() ? std::make_shared<const Grammar>(std::move(*g)) : nullptr;
     }
 
-    static Model* model_;
-    static Tokenizer* tokenizer_;
     std::unique_ptr<Engine> engine_;
 };
 
-Model* EngineConstraintTest::model_ = nullptr;
-Tokenizer* EngineConstraintTest::tokenizer_ = nullptr;
 
 TEST_F(EngineConstraintTest, ForcedStringIsTheWholeOutput) {
     // Far from what the model would write after this prompt.

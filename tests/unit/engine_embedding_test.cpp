@@ -9,33 +9,14 @@
 #include <cstdlib>
 #include <thread>
 
+#include "loaded_model_suite.h"
 #include "engine/engine.h"
 
 namespace tessera {
 namespace {
 
-class EngineEmbeddingTest : public ::testing::Test {
+class EngineEmbeddingTest : public test::LoadedModelSuite {
 protected:
-    static void SetUpTestSuite() {
-        const char* path = std::getenv("TESSERA_MODEL");
-        if (!path) return;
-        auto m = Model::load(path);
-        ASSERT_TRUE(m.ok()) << m.error();
-        model_ = std::move(*m).release();
-        auto t = Tokenizer::from_gguf(model_->gguf());
-        ASSERT_TRUE(t.ok());
-        tokenizer_ = new Tokenizer(std::move(*t));
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-        tokenizer_ = nullptr;
-        model_ = nullptr;
-    }
-    void SetUp() override {
-        if (!model_) GTEST_SKIP() << "TESSERA_MODEL not set";
-    }
-
     std::vector<int32_t> tokens(const std::string& text) { return tokenizer_->encode(text, {.add_special = true}); }
 
     // The pooled vector from one forward pass over the whole prompt, on a
@@ -73,12 +54,8 @@ protected:
         return last;
     }
 
-    static Model* model_;
-    static Tokenizer* tokenizer_;
 };
 
-Model* EngineEmbeddingTest::model_ = nullptr;
-Tokenizer* EngineEmbeddingTest::tokenizer_ = nullptr;
 
 GenerationRequest embed_request(std::vector<int32_t> prompt) {
     GenerationRequest r;

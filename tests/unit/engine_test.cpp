@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "loaded_model_suite.h"
 #include "engine/engine.h"
 
 namespace tessera {
@@ -35,28 +36,8 @@ Collected collect(RequestHandle& h) {
     return c;
 }
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public test::LoadedModelSuite {
 protected:
-    static void SetUpTestSuite() {
-        const char* path = std::getenv("TESSERA_MODEL");
-        if (!path) return;
-        auto m = Model::load(path);
-        ASSERT_TRUE(m.ok()) << m.error();
-        model_ = std::move(*m).release();
-        auto t = Tokenizer::from_gguf(model_->gguf());
-        ASSERT_TRUE(t.ok());
-        tokenizer_ = new Tokenizer(std::move(*t));
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-        tokenizer_ = nullptr;
-        model_ = nullptr;
-    }
-    void SetUp() override {
-        if (!model_) GTEST_SKIP() << "TESSERA_MODEL not set";
-    }
-
     GenerationRequest greedy(const std::string& prompt, int32_t max_tokens) {
         GenerationRequest r;
         r.prompt = tokenizer_->encode(prompt, {.add_special = true, .parse_special = true});
@@ -79,12 +60,8 @@ protected:
         return collect(**h).text[0];
     }
 
-    static Model* model_;
-    static Tokenizer* tokenizer_;
 };
 
-Model* EngineTest::model_ = nullptr;
-Tokenizer* EngineTest::tokenizer_ = nullptr;
 
 const char* kPrompts[] = {
     "The history of the Roman Empire",
