@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "engine_stream_collector.h"
 #include "loaded_model_suite.h"
 #include "engine/engine.h"
 #include "grammar/gbnf.h"
@@ -18,24 +19,8 @@
 namespace tessera {
 namespace {
 
-struct Collected {
-    std::map<int32_t, std::string> text;
-    std::map<int32_t, StreamEvent> last;
-};
-
-Collected collect(RequestHandle& h) {
-    Collected c;
-    while (!h.finished()) {
-        auto e = h.next(std::chrono::seconds(120));
-        if (!e) {
-            ADD_FAILURE() << "engine produced no event for 120 s";
-            break;
-        }
-        c.text[e->index] += e->text;
-        if (e->finish != FinishReason::None) c.last[e->index] = *e;
-    }
-    return c;
-}
+using test::collect;
+using test::Collected;
 
 bool matches(const std::shared_ptr<const Grammar>& g, const std::string& text) {
     GrammarMatcher m(g);

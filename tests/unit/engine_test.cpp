@@ -6,35 +6,15 @@
 #include <cstdlib>
 #include <map>
 
+#include "engine_stream_collector.h"
 #include "loaded_model_suite.h"
 #include "engine/engine.h"
 
 namespace tessera {
 namespace {
 
-struct Collected {
-    std::map<int32_t, std::string> text;
-    std::map<int32_t, FinishReason> finish;
-    std::map<int32_t, StreamEvent> last;
-};
-
-Collected collect(RequestHandle& h) {
-    Collected c;
-    while (!h.finished()) {
-        auto e = h.next(std::chrono::seconds(120));
-        if (!e) {
-            ADD_FAILURE() << "engine produced no event for 120 s";
-            break;
-        }
-        c.text[e->index] += e->text;
-        if (e->finish != FinishReason::None) {
-            EXPECT_EQ(c.finish.count(e->index), 0u) << "two final events for choice " << e->index;
-            c.finish[e->index] = e->finish;
-            c.last[e->index] = *e;
-        }
-    }
-    return c;
-}
+using test::collect;
+using test::Collected;
 
 class EngineTest : public test::LoadedModelSuite {
 protected:

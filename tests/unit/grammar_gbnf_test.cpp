@@ -5,18 +5,14 @@
 #include <memory>
 #include <string>
 
+#include "grammar_test_util.h"
 #include "grammar/gbnf.h"
 #include "grammar/matcher.h"
 
 namespace tessera {
 namespace {
 
-std::shared_ptr<const Grammar> compile(const std::string& text) {
-    auto g = parse_gbnf(text);
-    EXPECT_TRUE(g.ok()) << g.error();
-    if (!g.ok()) return nullptr;
-    return std::make_shared<const Grammar>(std::move(*g));
-}
+using test::compile_gbnf;
 
 // Whole-string match: every byte accepted and the end accepting.
 bool matches(const std::shared_ptr<const Grammar>& g, const std::string& s) {
@@ -31,7 +27,7 @@ bool viable(const std::shared_ptr<const Grammar>& g, const std::string& s) {
 }
 
 TEST(GrammarGbnf, LiteralsAndAlternatives) {
-    auto g = compile("root ::= \"yes\" | \"no\" | \"maybe\"\n");
+    auto g = compile_gbnf("root ::= \"yes\" | \"no\" | \"maybe\"\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "yes"));
     EXPECT_TRUE(matches(g, "maybe"));
@@ -42,14 +38,14 @@ TEST(GrammarGbnf, LiteralsAndAlternatives) {
 }
 
 TEST(GrammarGbnf, EscapesAndUtf8) {
-    auto g = compile(R"(root ::= "a\n\t\"\\" "\x41\u00e9\U0001F600" "ü")");
+    auto g = compile_gbnf(R"(root ::= "a\n\t\"\\" "\x41\u00e9\U0001F600" "ü")");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "a\n\t\"\\A\xC3\xA9\xF0\x9F\x98\x80\xC3\xBC"));
     EXPECT_FALSE(matches(g, "a\n\t\"\\A\xC3\xA9\xF0\x9F\x98\x80u"));
 }
 
 TEST(GrammarGbnf, CharacterClasses) {
-    auto g = compile("root ::= [a-cx] [^\"\\\\] [0-9]\n");
+    auto g = compile_gbnf("root ::= [a-cx] [^\"\\\\] [0-9]\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "bq7"));
     EXPECT_TRUE(matches(g, "x\xE2\x82\xAC" "0"));  // a three-byte character in a negated class
@@ -63,7 +59,7 @@ TEST(GrammarGbnf, CharacterClasses) {
 }
 
 TEST(GrammarGbnf, UnicodeRanges) {
-    auto g = compile("root ::= [\\u00e0-\\u00ff\\u4e00-\\u9fff]+\n");
+    auto g = compile_gbnf("root ::= [\\u00e0-\\u00ff\\u4e00-\\u9fff]+\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "\xC3\xA0\xE4\xB8\x80\xE9\xBF\xBF"));  // à 一 U+9FFF
     EXPECT_FALSE(matches(g, "\xC3\x9F"));                          // ß (U+00DF)
@@ -71,7 +67,7 @@ TEST(GrammarGbnf, UnicodeRanges) {
 }
 
 TEST(GrammarGbnf, AnyCharacter) {
-    auto g = compile("root ::= . .\n");
+    auto g = compile_gbnf("root ::= . .\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "\n\xF0\x9F\x98\x80"));
     EXPECT_FALSE(matches(g, "a"));
@@ -79,7 +75,7 @@ TEST(GrammarGbnf, AnyCharacter) {
 }
 
 TEST(GrammarGbnf, Repetitions) {
-    auto g = compile("root ::= \"a\"* \"b\"+ \"c\"? \"de\"{2} [0-9]{1,3} \"x\"{2,}\n");
+    auto g = compile_gbnf("root ::= \"a\"* \"b\"+ \"c\"? \"de\"{2} [0-9]{1,3} \"x\"{2,}\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "bdede1xx"));
     EXPECT_TRUE(matches(g, "aaabbcdede123xxxx"));
@@ -97,7 +93,7 @@ num  ::= "-"? [1-9] [0-9]* | "0"
 ws   ::= ( " " | "\n"
           | "\t" )*
 )";
-    auto g = compile(text);
+    auto g = compile_gbnf(text);
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "[]"));
     EXPECT_TRUE(matches(g, "[ 1,\n -20,0 ]"));
@@ -106,18 +102,18 @@ ws   ::= ( " " | "\n"
 }
 
 TEST(GrammarGbnf, RecursionBothWays) {
-    auto right = compile("root ::= \"(\" root \")\" | \"\"\n");
+    auto right = compile_gbnf("root ::= \"(\" root \")\" | \"\"\n");
     ASSERT_TRUE(right);
     EXPECT_TRUE(matches(right, "((()))"));
     EXPECT_FALSE(matches(right, "(()"));
-    auto left = compile("root ::= root \"+\" n | n\nn ::= [0-9]+\n");
+    auto left = compile_gbnf("root ::= root \"+\" n | n\nn ::= [0-9]+\n");
     ASSERT_TRUE(left);
     EXPECT_TRUE(matches(left, "1+22+333"));
     EXPECT_FALSE(matches(left, "1++2"));
 }
 
 TEST(GrammarGbnf, NullableEverywhere) {
-    auto g = compile("root ::= a b a \"!\" \na ::= \"x\"? \nb ::= a a\n");
+    auto g = compile_gbnf("root ::= a b a \"!\" \na ::= \"x\"? \nb ::= a a\n");
     ASSERT_TRUE(g);
     EXPECT_TRUE(matches(g, "!"));
     EXPECT_TRUE(matches(g, "xxxx!"));
@@ -125,7 +121,7 @@ TEST(GrammarGbnf, NullableEverywhere) {
 }
 
 TEST(GrammarGbnf, MatcherRollbackAndCopy) {
-    auto g = compile("root ::= \"{\" [a-z]+ \"}\"\n");
+    auto g = compile_gbnf("root ::= \"{\" [a-z]+ \"}\"\n");
     ASSERT_TRUE(g);
     GrammarMatcher m(g);
     EXPECT_TRUE(m.advance(std::string_view("{ab")));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar_test_util.h"
 #include "gguf/gguf_file.h"
 #include "grammar/gbnf.h"
 #include "grammar/token_mask.h"
@@ -21,12 +22,7 @@
 namespace tessera {
 namespace {
 
-std::shared_ptr<const Grammar> compile(const std::string& text) {
-    auto g = parse_gbnf(text);
-    EXPECT_TRUE(g.ok()) << g.error();
-    if (!g.ok()) return nullptr;
-    return std::make_shared<const Grammar>(std::move(*g));
-}
+using test::compile_gbnf;
 
 const char* kGrammars[] = {
     // JSON, as in the golden corpus.
@@ -97,7 +93,7 @@ TokenVocabulary synthetic_vocabulary() {
 TEST(GrammarMaskTables, SyntheticVocabularyMatchesPlainWalk) {
     const TokenVocabulary vocab = synthetic_vocabulary();
     for (size_t gi = 0; gi < std::size(kGrammars); ++gi) {
-        const auto g = compile(kGrammars[gi]);
+        const auto g = compile_gbnf(kGrammars[gi]);
         ASSERT_NE(g, nullptr);
         TokenMaskTables tables(g, vocab);
         for (uint32_t seed = 0; seed < 6; ++seed) {
@@ -109,7 +105,7 @@ TEST(GrammarMaskTables, SyntheticVocabularyMatchesPlainWalk) {
 
 TEST(GrammarMaskTables, BuildAllGivesTheSameMasks) {
     const TokenVocabulary vocab = synthetic_vocabulary();
-    const auto g = compile(kGrammars[1]);
+    const auto g = compile_gbnf(kGrammars[1]);
     ASSERT_NE(g, nullptr);
     TokenMaskTables tables(g, vocab);
     tables.build_all();
@@ -123,7 +119,7 @@ TEST(GrammarMaskTables, LongRepetitionsShareTables) {
     // Positions deep in a bounded repetition (head and tail) share a table
     // once the rest outlasts every token (3 to 7 bytes here).
     const TokenVocabulary vocab = synthetic_vocabulary();
-    const auto g = compile("root ::= [a-c]{0,60} \"!\" | \"x\" [0-9a]{50} [b ]{2,40} \"y\"\n");
+    const auto g = compile_gbnf("root ::= [a-c]{0,60} \"!\" | \"x\" [0-9a]{50} [b ]{2,40} \"y\"\n");
     ASSERT_NE(g, nullptr);
     EXPECT_FALSE(g->shorter().empty());
     TokenMaskTables tables(g, vocab);
@@ -142,7 +138,7 @@ TEST(GrammarMaskTables, LongRepetitionsShareTables) {
 TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
     // From the position after "a" in `root ::= "a" "b" x`, context unknown:
     // "b" then x, and the alternative ends after each of x's repetitions.
-    const auto g = compile("root ::= \"a\" \"b\" x\nx ::= \"c\"*\n");
+    const auto g = compile_gbnf("root ::= \"a\" \"b\" x\nx ::= \"c\"*\n");
     ASSERT_NE(g, nullptr);
     const uint32_t pos = g->alternatives(g->root())[0].begin + 1;
     GrammarMatcher m(g, pos);
@@ -160,7 +156,7 @@ TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
 TEST(GrammarMaskTables, FollowSets) {
     // a is followed by "x", by b's first byte, or (b nullable) by what
     // follows root: nothing; c by d's and then by itself through the loop.
-    const auto g = compile("root ::= a \"x\" | a b | \"[\" c \"]\"\n"
+    const auto g = compile_gbnf("root ::= a \"x\" | a b | \"[\" c \"]\"\n"
                            "a ::= \"p\"\nb ::= \"q\" | \"\"\nc ::= d | c \",\" d\nd ::= [0-9]\n");
     ASSERT_NE(g, nullptr);
     const auto bytes_of = [](const ByteSet& s) {
@@ -186,7 +182,7 @@ TEST(GrammarMaskTables, FollowSets) {
 
 TEST(GrammarMaskTables, CacheOverTablesMatchesPlainWalk) {
     const TokenVocabulary vocab = synthetic_vocabulary();
-    const auto g = compile(kGrammars[0]);
+    const auto g = compile_gbnf(kGrammars[0]);
     ASSERT_NE(g, nullptr);
     TokenMaskTables tables(g, vocab);
     TokenMaskCache cache(4);
@@ -202,8 +198,8 @@ TEST(GrammarMaskTables, CacheOverTablesMatchesPlainWalk) {
 
 TEST(GrammarMaskTables, VocabularySharesTablesPerGrammar) {
     const TokenVocabulary vocab = synthetic_vocabulary();
-    const auto g = compile(kGrammars[0]);
-    const auto other = compile(kGrammars[1]);
+    const auto g = compile_gbnf(kGrammars[0]);
+    const auto other = compile_gbnf(kGrammars[1]);
     ASSERT_TRUE(g && other);
     const auto tables = vocab.shared_tables(g);
     EXPECT_EQ(vocab.shared_tables(g), tables);
@@ -241,7 +237,7 @@ TEST(GrammarMaskTables, SmolLmVocabularyMatchesPlainWalk) {
     ASSERT_TRUE(tok.ok()) << tok.error();
     const TokenVocabulary vocab = TokenVocabulary::from_tokenizer(*tok);
     for (size_t gi : {size_t{0}, size_t{1}, size_t{4}}) {
-        const auto g = compile(kGrammars[gi]);
+        const auto g = compile_gbnf(kGrammars[gi]);
         ASSERT_NE(g, nullptr);
         TokenMaskTables tables(g, vocab);
         compare_walk(g, vocab, tables, 25, 7, "grammar " + std::to_string(gi));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar_test_util.h"
 #include "gguf/gguf_file.h"
 #include "grammar/gbnf.h"
 #include "grammar/token_mask.h"
@@ -18,12 +19,7 @@
 namespace tessera {
 namespace {
 
-std::shared_ptr<const Grammar> compile(const std::string& text) {
-    auto g = parse_gbnf(text);
-    EXPECT_TRUE(g.ok()) << g.error();
-    if (!g.ok()) return nullptr;
-    return std::make_shared<const Grammar>(std::move(*g));
-}
+using test::compile_gbnf;
 
 TokenMask brute_force_mask(const GrammarMatcher& m, const TokenVocabulary& vocab) {
     TokenMask mask((static_cast<size_t>(vocab.n_tokens()) + 63) / 64, 0);
@@ -89,14 +85,14 @@ TEST(GrammarMask, SyntheticVocabularyMatchesBruteForce) {
     tokens.push_back("\xC3\xA9");
     tokens.push_back("\xC3");  // half a character: allowed where the string allows it
     const TokenVocabulary vocab(tokens, {0});
-    auto g = compile(kJsonGrammar);
+    auto g = compile_gbnf(kJsonGrammar);
     ASSERT_TRUE(g);
     for (uint32_t seed = 1; seed <= 5; ++seed) random_walk(g, vocab, 40, seed, true);
 }
 
 TEST(GrammarMask, EosOnlyWhereAccepting) {
     const TokenVocabulary vocab({"", "a", "ab", "b"}, {0});
-    auto g = compile("root ::= \"a\" \"b\"?\n");
+    auto g = compile_gbnf("root ::= \"a\" \"b\"?\n");
     ASSERT_TRUE(g);
     GrammarMatcher m(g);
     TokenMask mask;
@@ -132,7 +128,7 @@ TEST(GrammarMask, CacheGivesTheSameMasks) {
     std::vector<std::string> tokens{""};
     for (const char* t : {"\"", "a", "b", "ab", "\\", "\\n", "\"a", "a\"", "{", "}", ":", ",", "1", "2", " "}) tokens.push_back(t);
     const TokenVocabulary vocab(tokens, {0});
-    auto g = compile(kJsonGrammar);
+    auto g = compile_gbnf(kJsonGrammar);
     ASSERT_TRUE(g);
     size_t hits = 0;
     for (uint32_t seed = 1; seed <= 20; ++seed) hits += cached_walk(g, vocab, 40, seed);
@@ -141,7 +137,7 @@ TEST(GrammarMask, CacheGivesTheSameMasks) {
 
 TEST(GrammarMask, CacheSurvivesRollbackAndCopies) {
     const TokenVocabulary vocab({"", "a", "b", "ab", "ba"}, {0});
-    auto g = compile("root ::= \"a\"* \"b\" | \"b\" \"a\"*\n");
+    auto g = compile_gbnf("root ::= \"a\"* \"b\" | \"b\" \"a\"*\n");
     ASSERT_TRUE(g);
     GrammarMatcher m(g);
     TokenMaskCache cache;
@@ -172,7 +168,7 @@ TEST(GrammarMask, SmolLmVocabulary) {
     auto tok = Tokenizer::from_gguf(*gguf);
     ASSERT_TRUE(tok.ok()) << tok.error();
     const TokenVocabulary vocab = TokenVocabulary::from_tokenizer(*tok);
-    auto g = compile(kJsonGrammar);
+    auto g = compile_gbnf(kJsonGrammar);
     ASSERT_TRUE(g);
     random_walk(g, vocab, 8, 7, true);
     const size_t hits = cached_walk(g, vocab, 30, 5);
