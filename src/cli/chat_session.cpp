@@ -53,6 +53,7 @@ void GenerationFlags::add_to(CLI::App& app) {
     app.add_option("-c,--ctx-size", n_ctx, "context size in tokens")->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
     add_kv_type_flags(app, kv_types);
+    spec.add_to(app);
 }
 
 std::unique_ptr<LoadedModel> LoadedModel::load_files(const std::string& model_path, const char* command) {
@@ -81,7 +82,14 @@ std::unique_ptr<LoadedModel> LoadedModel::load_files(const std::string& model_pa
 std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, const char* command) {
     auto out = load_files(flags.model_path, command);
     if (!out) return nullptr;
-    auto engine = Engine::start(*out->model, *out->tokenizer, cli_engine_options(flags, out->model->config()));
+    EngineOptions options = cli_engine_options(flags, out->model->config());
+    auto spec = spec_options(flags.spec, *out->tokenizer, flags.threads, options.ctx_size, flags.kv_types);
+    if (!spec) {
+        std::fprintf(stderr, "tessera %s: %s\n", command, spec.error().c_str());
+        return nullptr;
+    }
+    options.spec = std::move(*spec);
+    auto engine = Engine::start(*out->model, *out->tokenizer, options);
     if (!engine) {
         std::fprintf(stderr, "tessera %s: %s\n", command, engine.error().c_str());
         return nullptr;
@@ -108,6 +116,9 @@ std::optional<GenerationStats> generate_to_stdout(LoadedModel& loaded, Generatio
         std::printf("\n");
         return GenerationStats{};
     }
+    const EngineMetrics& metrics = loaded.engine->metrics();
+    const uint64_t drafted_before = metrics.spec_drafted_tokens.load(std::memory_order_relaxed);
+    const uint64_t accepted_before = metrics.spec_accepted_tokens.load(std::memory_order_relaxed);
     auto submitted = loaded.engine->submit(std::move(request));
     std::string error;
     GenerationStats stats;
@@ -144,6 +155,13 @@ std::optional<GenerationStats> generate_to_stdout(LoadedModel& loaded, Generatio
                  s.prompt_seconds, s.prompt_seconds > 0 ? n_prompt / s.prompt_seconds : 0.0);
     std::fprintf(stderr, "generation: %lld tokens in %.3f s (%.1f t/s)\n", static_cast<long long>(n_text_tokens),
                  s.generate_seconds, s.generate_seconds > 0 && n_sampled > 1 ? (n_sampled - 1) / s.generate_seconds : 0.0);
+    if (loaded.engine->options().spec.drafter) {
+        const uint64_t drafted = metrics.spec_drafted_tokens.load(std::memory_order_relaxed) - drafted_before;
+        const uint64_t accepted = metrics.spec_accepted_tokens.load(std::memory_order_relaxed) - accepted_before;
+        std::fprintf(stderr, "speculation (%s): %llu drafted, %llu accepted (%.0f%%)\n", metrics.spec_drafter,
+                     static_cast<unsigned long long>(drafted), static_cast<unsigned long long>(accepted),
+                     drafted > 0 ? 100.0 * static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0);
+    }
     return stats;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "cli/spec_flags.h"
 #include "engine/engine.h"
 #include "engine/request.h"
 #include "model/model.h"
@@ -23,6 +24,7 @@ struct GenerationFlags {
     KvTypes kv_types{};
     int threads = default_threads();
     int64_t n_ctx = 4096;
+    SpecFlags spec{};
 
     void add_to(CLI::App& app);
 

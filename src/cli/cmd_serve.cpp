@@ -34,6 +34,7 @@ struct ServeFlags {
     std::string api_key_file;
     ServerOptions server;
     EngineOptions engine;
+    SpecFlags spec;
     double drain_timeout_s = 30;
     double request_timeout_s = 30;
     int io_timeout_s = 5;
@@ -43,6 +44,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     EngineOptions& e = f.engine;
     ServerOptions& s = f.server;
     app.add_option("-m,--model", f.model_path, "GGUF model file")->required();
+    f.spec.add_to(app);
     app.add_option("--host", s.host, "address to listen on (default 127.0.0.1)");
     app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
     auto* key = app.add_option("--api-key", f.api_key, "require 'Authorization: Bearer KEY'");
@@ -233,6 +235,14 @@ int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
         std::fprintf(stderr, "tessera serve: warning: the model's chat template does not compile, so chat requests "
                              "will fail (text completions work): %s\n", why.c_str());
     }
+    // The draft model's KV holds as many tokens as the target's budget would
+    // at its default size: drafts only ever cover the running sequences.
+    auto spec = spec_options(f.spec, *loaded->tokenizer, f.engine.threads, f.engine.ctx_size, f.engine.kv_types);
+    if (!spec) {
+        std::fprintf(stderr, "tessera serve: %s\n", spec.error().c_str());
+        return 1;
+    }
+    f.engine.spec = std::move(*spec);
     auto engine = Engine::start(*loaded->model, *loaded->tokenizer, f.engine);
     if (!engine) {
         std::fprintf(stderr, "tessera serve: %s\n", engine.error().c_str());

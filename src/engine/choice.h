@@ -14,6 +14,7 @@
 #include "sample/sampler.h"
 #include "sample/stop_strings.h"
 #include "sched/sequence.h"
+#include "spec/draft_length.h"
 #include "tokenizer/detokenizer.h"
 
 namespace tessera {
@@ -27,10 +28,11 @@ struct RequestState {
 struct Choice {
     // `vocab`: the model's grammar vocabulary; needed (non-null) only when
     // the request carries a constraint.
+    // `max_draft`: the longest speculative draft the choice may run (0: none).
     Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab,
-           const std::shared_ptr<const TokenVocabulary>& vocab)
+           const std::shared_ptr<const TokenVocabulary>& vocab, int32_t max_draft)
         : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
-          stops(req->request.stop), detok(tok) {
+          stops(req->request.stop), detok(tok), draft_length(max_draft) {
         if (req->request.constraint) constraint.emplace(req->request.constraint.grammar, vocab);
     }
 
@@ -41,6 +43,7 @@ struct Choice {
     StopStringMatcher stops;
     IncrementalDetokenizer detok;
     std::optional<GrammarConstraint> constraint;         // this choice's own matcher and mask cache
+    DraftLength draft_length;                            // follows this choice's acceptance
     std::vector<std::unique_ptr<Choice>> pending_forks;  // choices 1..n-1 until choice 0's prefill is done
     int32_t n_generated = 0;
     std::vector<int32_t> unsent_tokens;                  // tokens whose text is still held back

@@ -36,6 +36,10 @@ int64_t now_ns() {
         .count();
 }
 
+// Forked choices share their sequence id; the sequence's address is unique
+// among live ones, which is all a drafter's per-sequence state needs.
+uint64_t draft_key(const Choice& c) { return reinterpret_cast<uintptr_t>(&c.seq); }
+
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
 }
@@ -71,6 +75,7 @@ public:
         max_context_ = std::min(model_ctx, capacity);
         metrics_.kv_blocks_total = cache_.n_blocks();
         metrics_.kv_block_size = cache_.block_size();
+        if (options.spec.drafter) metrics_.spec_drafter = options.spec.drafter->name();
         last_progress_ns_ = now_ns();
         thread_ = std::thread([this] { loop(); });
     }
@@ -110,10 +115,13 @@ private:
     void step();
     void handle_cancellations();
     void process_logits(Choice& choice, const float* logits);
+    int32_t max_draft_for(const GenerationRequest& r) const;
+    void verify_draft(Choice& choice, const ScheduledRun& run, const float* rows);
+    void propose_drafts(const std::vector<Choice*>& sampled);
     void mark_pooled_rows(const Choice& choice, const BatchSequence& run);
     size_t pool_rows(Choice& choice, const BatchSequence& run, size_t row);
     void fork_siblings(Choice& leader, const float* logits);
-    void sample_token(Choice& choice, const float* logits);
+    int32_t sample_token(Choice& choice, const float* logits);
     const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
     void track(std::unique_ptr<Choice> choice);
     void on_token(Choice& choice, const float* logits, int32_t token);
@@ -147,6 +155,9 @@ private:
     std::vector<float> logits_;
     std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
     std::vector<float> hidden_;  // [rows, n_embd] this step's pooled positions
+    std::vector<DraftRequest> draft_requests_;  // propose_drafts' scratch
+    std::vector<int32_t> draft_run_;            // step's scratch: a run with its draft
+    std::vector<std::vector<int32_t>> drafts_;  // propose_drafts' scratch
     std::thread thread_;
 };
 
@@ -270,9 +281,10 @@ const std::shared_ptr<const TokenVocabulary>& Engine::Impl::grammar_vocabulary()
 void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     const int32_t n_vocab = model_.config().n_vocab;
     const std::shared_ptr<const TokenVocabulary> vocab = state->request.constraint ? grammar_vocabulary() : nullptr;
-    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab);
+    const int32_t max_draft = max_draft_for(state->request);
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, max_draft);
     for (int32_t i = 1; i < state->request.n; ++i) {
-        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab));
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, max_draft));
     }
     Sequence& seq = leader->seq;
     const bool embed = state->request.embed;
@@ -313,9 +325,16 @@ void Engine::Impl::step() {
         const Sequence& s = *r.seq;
         Choice* owner = owner_.at(r.seq);
         // An embedding wants hidden states, never a logits row.
-        batch_.add(s.block_table.data(), s.n_computed,
-                   std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)),
-                   r.logits && !owner->pooled);
+        if (r.n_draft > 0) {
+            // The last sampled token and its draft: every position gets a logits row.
+            draft_run_.assign(s.tokens.begin() + s.n_computed, s.tokens.end());
+            draft_run_.insert(draft_run_.end(), s.draft.begin(), s.draft.begin() + r.n_draft);
+            batch_.add(s.block_table.data(), s.n_computed, draft_run_, true, true);
+        } else {
+            batch_.add(s.block_table.data(), s.n_computed,
+                       std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)),
+                       r.logits && !owner->pooled);
+        }
         if (owner->pooled) mark_pooled_rows(*owner, batch_.seqs.back());
         owners.push_back(owner);
     }
@@ -330,16 +349,82 @@ void Engine::Impl::step() {
     const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
     size_t row = 0;
     size_t hidden_row = 0;
+    std::vector<Choice*> sampled;
+    sampled.reserve(out.runs.size());
     for (size_t k = 0; k < out.runs.size(); ++k) {
         Choice& c = *owners[k];
+        const ScheduledRun& r = out.runs[k];
         if (c.pooled) {
             hidden_row = pool_rows(c, batch_.seqs[k], hidden_row);
-            if (out.runs[k].logits) finish(c, FinishReason::Stop);  // the prompt is done: the vector goes out
+            if (r.logits) finish(c, FinishReason::Stop);  // the prompt is done: the vector goes out
             continue;
         }
-        if (!out.runs[k].logits) continue;
-        process_logits(c, logits_.data() + row * n_vocab);
-        ++row;
+        if (!r.logits) continue;
+        if (r.n_draft > 0) {
+            verify_draft(c, r, logits_.data() + row * n_vocab);
+        } else {
+            process_logits(c, logits_.data() + row * n_vocab);
+        }
+        row += 1 + static_cast<size_t>(r.n_draft);
+        sampled.push_back(&c);
+    }
+    if (options_.spec.drafter) propose_drafts(sampled);
+}
+
+int32_t Engine::Impl::max_draft_for(const GenerationRequest& r) const {
+    if (!options_.spec.drafter || r.embed) return 0;
+    return r.max_draft < 0 ? options_.spec.max_draft : std::min(r.max_draft, options_.spec.max_draft);
+}
+
+// Checks a draft against the target's logits rows (row i follows the run's
+// i-th token): each row is sampled exactly as without speculation, and the
+// draft is accepted while the sampled token equals it (spec/drafter.h: this
+// is the rejection rule for deterministic drafts, so greedy output is
+// identical and sampled output has the same distribution). The first
+// mismatch is itself the next token; a fully accepted draft gains the last
+// row's token as well.
+void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const float* rows) {
+    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    int32_t accepted = 0;
+    for (int32_t i = 0; i <= run.n_draft && !choice.done; ++i) {
+        const float* logits = rows + static_cast<size_t>(i) * n_vocab;
+        Status valid = check_logits(std::span<const float>(logits, n_vocab));
+        if (!valid.ok()) {
+            finish(choice, FinishReason::Error, valid.message());
+            break;
+        }
+        const int32_t token = sample_token(choice, logits);
+        if (i == run.n_draft || token != choice.seq.draft[static_cast<size_t>(i)]) break;
+        ++accepted;
+    }
+    metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
+    metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
+    metrics_.spec_accepted.observe(accepted);
+    choice.draft_length.update(run.n_draft, accepted);
+    scheduler_.accept_draft(&choice.seq, accepted);
+}
+
+// Drafts for the choices that just sampled, while the batch is small enough
+// for speculation to pay (SpecOptions::max_batch). A draft never reaches past
+// the choice's max_tokens or the context.
+void Engine::Impl::propose_drafts(const std::vector<Choice*>& sampled) {
+    if (scheduler_.n_running() > static_cast<size_t>(options_.spec.max_batch)) return;
+    draft_requests_.clear();
+    drafts_.resize(sampled.size());
+    for (size_t i = 0; i < sampled.size(); ++i) {
+        const Choice& c = *sampled[i];
+        if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
+        const auto len = static_cast<int64_t>(c.seq.tokens.size());
+        const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
+        const auto k = static_cast<int32_t>(std::min<int64_t>(c.draft_length.next(), room));
+        if (k <= 0) continue;
+        draft_requests_.push_back(DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i]});
+    }
+    if (draft_requests_.empty()) return;
+    options_.spec.drafter->propose(draft_requests_);
+    for (size_t i = 0; i < sampled.size(); ++i) {
+        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled[i]->seq, std::move(drafts_[i]));
+        drafts_[i].clear();
     }
 }
 
@@ -382,7 +467,8 @@ void Engine::Impl::process_logits(Choice& choice, const float* logits) {
 // allowed tokens. It is computed here on the engine thread, between forward
 // passes; computing it on the pool while the next forward runs is a later
 // optimisation (issue 26, item 2).
-void Engine::Impl::sample_token(Choice& choice, const float* logits) {
+// Returns the token taken, or -1 when the choice ended without one.
+int32_t Engine::Impl::sample_token(Choice& choice, const float* logits) {
     std::span<const float> row(logits, static_cast<size_t>(model_.config().n_vocab));
     if (choice.constraint) {
         const auto start = std::chrono::steady_clock::now();
@@ -390,10 +476,12 @@ void Engine::Impl::sample_token(Choice& choice, const float* logits) {
         metrics_.grammar_mask.observe(seconds_between(start, std::chrono::steady_clock::now()));
         if (row.empty()) {
             finish(choice, FinishReason::Error, "the grammar allows no token of this model's vocabulary here");
-            return;
+            return -1;
         }
     }
-    on_token(choice, row.data(), choice.sampler.sample(row));
+    const int32_t token = choice.sampler.sample(row);
+    on_token(choice, row.data(), token);
+    return token;
 }
 
 // Choices 1..n-1 start from choice 0's computed prompt: they share its blocks
@@ -498,6 +586,7 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
         if (reason != FinishReason::Error) scheduler_.cache_blocks(choice.seq);
         scheduler_.remove(&choice.seq);
     }
+    if (options_.spec.drafter) options_.spec.drafter->forget(draft_key(choice));
     for (auto& f : choice.pending_forks) finish(*f, reason, error);
 }
 

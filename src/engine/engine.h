@@ -15,9 +15,20 @@
 #include "engine/request_handle.h"
 #include "model/model.h"
 #include "model/pooling.h"
+#include "spec/drafter.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tessera {
+
+// Speculative decoding: drafts verified in the continuous batch (spec/drafter.h).
+struct SpecOptions {
+    std::shared_ptr<Drafter> drafter;  // null: off. Used on the engine thread only.
+    int32_t max_draft = 8;             // tokens per draft (GenerationRequest::max_draft may lower it)
+    // Drafts stop once more sequences than this decode together: a full batch
+    // is no longer bound by reading the weights, so verifying drafts would
+    // cost real arithmetic and throughput at saturation would fall.
+    int32_t max_batch = 8;
+};
 
 struct EngineOptions {
     int threads = 0;                  // 0: all cores
@@ -33,6 +44,7 @@ struct EngineOptions {
     bool prefix_cache = true;
     std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
+    SpecOptions spec{};
 };
 
 class Engine {

@@ -18,9 +18,11 @@ public:
     // Per-token CPU work (grammar masks, compiles): 10 us to 1 s.
     static constexpr Bounds kFastBounds = {1e-5,  2.5e-5, 5e-5, 1e-4,  2.5e-4, 5e-4, 1e-3,
                                            2.5e-3, 5e-3,  0.01, 0.025, 0.1,    0.25, 1.0};
+    // Counts, not seconds (accepted draft tokens per verification).
+    static constexpr Bounds kCountBounds = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32};
 
     explicit Histogram(const Bounds& bounds = kLatencyBounds) : bounds_(bounds) {}
-    void observe(double seconds);
+    void observe(double seconds);  // or the count, with kCountBounds
     const Bounds& bounds() const { return bounds_; }
     uint64_t bucket_count(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }  // cumulative
     uint64_t count() const { return count_.load(std::memory_order_relaxed); }
@@ -56,6 +58,12 @@ struct EngineMetrics {
     std::atomic<uint64_t> constrained_requests{0};  // accepted by submit()
     Histogram grammar_compile{Histogram::kFastBounds};  // per request, as measured by its builder
     Histogram grammar_mask{Histogram::kFastBounds};     // per sampled token of a constrained choice
+    // Speculative decoding: the drafter's name() labels these ("none": off);
+    // set before the engine thread starts, never changed.
+    const char* spec_drafter = "none";
+    std::atomic<uint64_t> spec_drafted_tokens{0};   // drafted tokens verified
+    std::atomic<uint64_t> spec_accepted_tokens{0};  // of which the target accepted
+    Histogram spec_accepted{Histogram::kCountBounds};  // accepted tokens per verified draft
 };
 
 }  // namespace tessera

@@ -62,6 +62,9 @@ struct GenerationRequest {
     // nothing is sampled; the one final event carries the vector. n must be 1;
     // sampling, max_tokens and stops are ignored.
     bool embed = false;
+    // Speculative decoding: at most this many drafted tokens per step (0: none
+    // for this request; -1: the engine's SpecOptions::max_draft).
+    int32_t max_draft = -1;
 };
 
 enum class FinishReason { None, Stop, Length, Cancelled, Error };

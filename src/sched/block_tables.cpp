@@ -96,6 +96,16 @@ void BlockTables::share(const Sequence& seq) {
     }
 }
 
+void BlockTables::truncate(Sequence& seq, int64_t upto) {
+    std::vector<int32_t>& table = seq.block_table;
+    const auto keep = static_cast<size_t>(std::max<int64_t>(0, (upto + block_size_ - 1) / block_size_));
+    while (table.size() > keep) {
+        drop(table.back(), seq.half_tail);  // only the last entry can be a half
+        table.pop_back();
+        seq.half_tail = false;
+    }
+}
+
 void BlockTables::release(Sequence& seq) {
     for (size_t i = 0; i < seq.block_table.size(); ++i) {
         drop(seq.block_table[i], seq.half_tail && i + 1 == seq.block_table.size());

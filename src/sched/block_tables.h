@@ -41,6 +41,9 @@ public:
     bool ensure(Sequence& seq, int64_t upto, std::vector<SlotCopy>& copies);
     // Adds a holder to every run of seq's table (a copy made for a fork).
     void share(const Sequence& seq);
+    // Drops the runs of seq's table that hold no position below `upto`
+    // (rejected speculative positions).
+    void truncate(Sequence& seq, int64_t upto);
     // Drops seq's holds and empties its table.
     void release(Sequence& seq);
     // Slots seq's table reaches.

@@ -49,6 +49,22 @@ void Scheduler::append_token(Sequence* seq, int32_t token) {
     seq->tokens.push_back(token);
 }
 
+void Scheduler::set_draft(Sequence* seq, std::vector<int32_t> draft) {
+    TS_CHECK_MSG(seq->status == SeqStatus::Running, "only a running sequence drafts");
+    seq->draft = std::move(draft);
+}
+
+void Scheduler::accept_draft(Sequence* seq, int32_t n_accepted) {
+    TS_CHECK(n_accepted >= 0 && static_cast<size_t>(n_accepted) <= seq->draft.size());
+    seq->draft.clear();
+    if (seq->status != SeqStatus::Running) return;  // it finished while its draft was checked
+    const int64_t before = seq->n_computed;
+    seq->n_computed += n_accepted;
+    TS_CHECK(seq->n_computed <= static_cast<int64_t>(seq->tokens.size()));
+    tables_.truncate(*seq, static_cast<int64_t>(seq->tokens.size()));
+    if (seq->n_computed / block_size_ > before / block_size_) cache_blocks(*seq);
+}
+
 void Scheduler::remove(Sequence* seq) {
     if (seq->status == SeqStatus::Running) {
         running_.remove(seq);
@@ -66,6 +82,7 @@ void Scheduler::release(Sequence& seq) {
 
 void Scheduler::preempt(Sequence& seq) {
     running_.remove(&seq);
+    seq.draft.clear();
     release(seq);
     seq.status = SeqStatus::Waiting;
     waiting_.push_front(&seq);  // it arrived before everything still waiting
@@ -111,7 +128,7 @@ ScheduleOutput Scheduler::schedule() {
     return out;
 }
 
-bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget) {
+bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget, int32_t n_draft) {
     while (!ensure_blocks(seq, n, out)) {
         Sequence* victim = running_.back();
         ++out.n_preempted;
@@ -127,7 +144,7 @@ bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64
         preempt(*victim);
         if (victim == &seq) return false;
     }
-    out.runs.push_back({&seq, static_cast<int32_t>(n), n == seq.n_uncomputed()});
+    out.runs.push_back({&seq, static_cast<int32_t>(n), n - n_draft == seq.n_uncomputed(), n_draft});
     out.n_tokens += static_cast<int32_t>(n);
     budget -= n;
     return true;
@@ -136,9 +153,25 @@ bool Scheduler::run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64
 void Scheduler::schedule_decodes(ScheduleOutput& out, int64_t& budget) {
     for (auto it = running_.begin(); it != running_.end() && budget > 0;) {
         Sequence* seq = *it;
-        if (seq->n_uncomputed() == 1 && !run_running(*seq, 1, out, budget)) break;  // seq was the newest
+        if (seq->n_uncomputed() == 1) {
+            const int64_t n_draft = fit_draft(*seq, budget, out);
+            if (!run_running(*seq, 1 + n_draft, out, budget, static_cast<int32_t>(n_draft))) break;  // seq was the newest
+        }
         ++it;  // preemption only removes the newest, never seq or those before it
     }
+}
+
+// A draft runs only with budget and free (or evictable) blocks to spare: it
+// is cut to fit, and nobody is preempted for it.
+int64_t Scheduler::fit_draft(Sequence& seq, int64_t budget, ScheduleOutput& out) {
+    if (seq.draft.empty()) return 0;
+    const auto n = static_cast<size_t>(std::clamp<int64_t>(budget - 1, 0, static_cast<int64_t>(seq.draft.size())));
+    seq.draft.resize(n);
+    if (n > 0 && !ensure_blocks(seq, 1 + static_cast<int64_t>(n), out)) {
+        tables_.truncate(seq, seq.n_computed + 1);
+        seq.draft.clear();
+    }
+    return static_cast<int64_t>(seq.draft.size());
 }
 
 size_t Scheduler::order_prefills() {
@@ -221,7 +254,7 @@ void Scheduler::commit(const ScheduleOutput& out) {
     const int bs = block_size_;
     for (const ScheduledRun& r : out.runs) {
         const int64_t before = r.seq->n_computed;
-        r.seq->n_computed += r.n_tokens;
+        r.seq->n_computed += r.n_tokens - r.n_draft;
         TS_CHECK(r.seq->n_computed <= static_cast<int64_t>(r.seq->tokens.size()));
         // Share every block as soon as it is computed, mid-prefill included:
         // sequences held back for this prefix are admitted as it lands.

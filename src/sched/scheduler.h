@@ -35,8 +35,9 @@ struct SchedulerOptions {
 
 struct ScheduledRun {
     Sequence* seq;
-    int32_t n_tokens;  // tokens[n_computed, n_computed + n_tokens) run this step
+    int32_t n_tokens;  // tokens[n_computed, n_computed + n_tokens - n_draft) run this step...
     bool logits;       // the run reaches the end of the sequence's tokens
+    int32_t n_draft = 0;  // ...followed by seq->draft[0, n_draft), each with a logits row
 };
 
 // One step as plain data (the shape of vLLM v1's SchedulerOutput). Before the
@@ -75,6 +76,14 @@ public:
     // Appends a sampled token to a running sequence; the next schedule()
     // gives it a run of its own (decode).
     void append_token(Sequence* seq, int32_t token);
+    // Proposes tokens to verify after the running seq's last token: its next
+    // decode runs them too, as far as the step's budget allows.
+    void set_draft(Sequence* seq, std::vector<int32_t> draft);
+    // After the step that ran seq's draft and the appending of the tokens
+    // the target accepted: the first n_accepted drafted positions hold valid
+    // K/V and count as computed; the rest are rolled back (blocks past the
+    // sequence's tokens are freed) and the draft is cleared.
+    void accept_draft(Sequence* seq, int32_t n_accepted);
     // Removes a sequence wherever it is and drops its block references;
     // a prefill-complete prefix of it stays in the prefix cache.
     void remove(Sequence* seq);
@@ -82,6 +91,7 @@ public:
     ScheduleOutput schedule();
     // After the forward pass: advances n_computed and caches every block the
     // step completed, so a prefix still being prefilled is shared block by block.
+    // Drafted positions do not count until accept_draft().
     void commit(const ScheduleOutput& out);
 
     size_t n_waiting() const { return waiting_.size(); }
@@ -110,7 +120,8 @@ private:
     size_t order_prefills();  // fills prefills_; returns the index of the one served first
     // Schedules n tokens of a running sequence, preempting the newest ones
     // for blocks; false when seq itself was the newest and got preempted.
-    bool run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget);
+    bool run_running(Sequence& seq, int64_t n, ScheduleOutput& out, int64_t& budget, int32_t n_draft = 0);
+    int64_t fit_draft(Sequence& seq, int64_t budget, ScheduleOutput& out);  // seq's draft tokens to run now
     // Admits a waiting sequence with a first chunk of at most `cap`; false when
     // its blocks do not fit (it keeps nothing).
     bool admit(Sequence& seq, int64_t cap, ScheduleOutput& out, int64_t& budget);

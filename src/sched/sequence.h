@@ -24,6 +24,9 @@ struct Sequence {
     int64_t n_cached = 0;              // prompt tokens served by the prefix cache (first admission)
     bool admitted_once = false;
     SeqStatus status = SeqStatus::Waiting;
+    // Speculative tokens proposed after tokens.back(), not verified: they run
+    // with the next decode (ScheduledRun::n_draft) and are never cached.
+    std::vector<int32_t> draft;
 
     int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
 };

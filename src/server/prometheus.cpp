@@ -50,16 +50,20 @@ void gauge(std::string& out, const char* name, const char* help, int64_t v) {
     sample(out, name, std::to_string(v));
 }
 
-void histogram(std::string& out, const char* name, const char* help, const Histogram& h) {
+// `labels`: extra labels for every sample, e.g. `drafter="ngram"` (empty: none).
+void histogram(std::string& out, const char* name, const char* help, const Histogram& h,
+               const std::string& labels = {}) {
     header(out, name, "histogram", help);
     const std::string base = name;
+    const std::string extra = labels.empty() ? "" : labels + ",";
+    const std::string own = labels.empty() ? "" : "{" + labels + "}";
     for (size_t i = 0; i < h.bounds().size(); ++i) {
-        sample(out, base + "_bucket{le=\"" + bound(h.bounds()[i]) + "\"}", std::to_string(h.bucket_count(i)));
+        sample(out, base + "_bucket{" + extra + "le=\"" + bound(h.bounds()[i]) + "\"}", std::to_string(h.bucket_count(i)));
     }
     const uint64_t count = h.count();
-    sample(out, base + "_bucket{le=\"+Inf\"}", std::to_string(count));
-    sample(out, base + "_sum", number(h.sum()));
-    sample(out, base + "_count", std::to_string(count));
+    sample(out, base + "_bucket{" + extra + "le=\"+Inf\"}", std::to_string(count));
+    sample(out, base + "_sum" + own, number(h.sum()));
+    sample(out, base + "_count" + own, std::to_string(count));
 }
 
 uint64_t load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
@@ -102,6 +106,12 @@ std::string render_prometheus(const EngineMetrics& m) {
               m.grammar_compile);
     histogram(out, "tessera_grammar_mask_seconds", "Time to compute one token mask of a constrained choice.",
               m.grammar_mask);
+    const std::string drafter = std::string("drafter=\"") + m.spec_drafter + "\"";
+    header(out, "tessera_spec_draft_tokens_total", "counter", "Speculative tokens drafted and verified.");
+    sample(out, "tessera_spec_draft_tokens_total{" + drafter + "}", std::to_string(load(m.spec_drafted_tokens)));
+    header(out, "tessera_spec_accepted_tokens_total", "counter", "Drafted tokens the target model accepted.");
+    sample(out, "tessera_spec_accepted_tokens_total{" + drafter + "}", std::to_string(load(m.spec_accepted_tokens)));
+    histogram(out, "tessera_spec_accepted_length", "Accepted tokens per verified draft.", m.spec_accepted, drafter);
     return out;
 }
 
