@@ -117,7 +117,7 @@ private:
     void process_logits(Choice& choice, const float* logits);
     int32_t max_draft_for(const GenerationRequest& r) const;
     void verify_draft(Choice& choice, const ScheduledRun& run, const float* rows);
-    void propose_drafts(const std::vector<Choice*>& sampled);
+    void propose_drafts();
     void mark_pooled_rows(const Choice& choice, const BatchSequence& run);
     size_t pool_rows(Choice& choice, const BatchSequence& run, size_t row);
     void fork_siblings(Choice& leader, const float* logits);
@@ -155,6 +155,7 @@ private:
     std::vector<float> logits_;
     std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
     std::vector<float> hidden_;  // [rows, n_embd] this step's pooled positions
+    std::vector<Choice*> sampled_;              // choices that sampled this step, forks included
     std::vector<DraftRequest> draft_requests_;  // propose_drafts' scratch
     std::vector<int32_t> draft_run_;            // step's scratch: a run with its draft
     std::vector<std::vector<int32_t>> drafts_;  // propose_drafts' scratch
@@ -349,8 +350,7 @@ void Engine::Impl::step() {
     const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
     size_t row = 0;
     size_t hidden_row = 0;
-    std::vector<Choice*> sampled;
-    sampled.reserve(out.runs.size());
+    sampled_.clear();
     for (size_t k = 0; k < out.runs.size(); ++k) {
         Choice& c = *owners[k];
         const ScheduledRun& r = out.runs[k];
@@ -366,9 +366,9 @@ void Engine::Impl::step() {
             process_logits(c, logits_.data() + row * n_vocab);
         }
         row += 1 + static_cast<size_t>(r.n_draft);
-        sampled.push_back(&c);
+        sampled_.push_back(&c);
     }
-    if (options_.spec.drafter) propose_drafts(sampled);
+    if (options_.spec.drafter) propose_drafts();
 }
 
 int32_t Engine::Impl::max_draft_for(const GenerationRequest& r) const {
@@ -387,6 +387,9 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
     const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
     int32_t accepted = 0;
     for (int32_t i = 0; i <= run.n_draft && !choice.done; ++i) {
+        // Row i is sampled with drafted tokens 0..i-1 accepted: their K/V
+        // counts before the token can end the choice and cache its blocks.
+        if (i > 0) scheduler_.accept_drafted(&choice.seq, 1);
         const float* logits = rows + static_cast<size_t>(i) * n_vocab;
         Status valid = check_logits(std::span<const float>(logits, n_vocab));
         if (!valid.ok()) {
@@ -401,18 +404,18 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
     metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
     metrics_.spec_accepted.observe(accepted);
     choice.draft_length.update(run.n_draft, accepted);
-    scheduler_.accept_draft(&choice.seq, accepted);
+    scheduler_.end_draft(&choice.seq);
 }
 
 // Drafts for the choices that just sampled, while the batch is small enough
 // for speculation to pay (SpecOptions::max_batch). A draft never reaches past
 // the choice's max_tokens or the context.
-void Engine::Impl::propose_drafts(const std::vector<Choice*>& sampled) {
+void Engine::Impl::propose_drafts() {
     if (scheduler_.n_running() > static_cast<size_t>(options_.spec.max_batch)) return;
     draft_requests_.clear();
-    drafts_.resize(sampled.size());
-    for (size_t i = 0; i < sampled.size(); ++i) {
-        const Choice& c = *sampled[i];
+    drafts_.resize(sampled_.size());
+    for (size_t i = 0; i < sampled_.size(); ++i) {
+        const Choice& c = *sampled_[i];
         if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
         const auto len = static_cast<int64_t>(c.seq.tokens.size());
         const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
@@ -422,8 +425,8 @@ void Engine::Impl::propose_drafts(const std::vector<Choice*>& sampled) {
     }
     if (draft_requests_.empty()) return;
     options_.spec.drafter->propose(draft_requests_);
-    for (size_t i = 0; i < sampled.size(); ++i) {
-        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled[i]->seq, std::move(drafts_[i]));
+    for (size_t i = 0; i < sampled_.size(); ++i) {
+        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
         drafts_[i].clear();
     }
 }
@@ -495,6 +498,7 @@ void Engine::Impl::fork_siblings(Choice& leader, const float* logits) {
         Choice& fork = *f;
         track(std::move(f));
         sample_token(fork, logits);
+        sampled_.push_back(&fork);
     }
 }
 

@@ -54,15 +54,19 @@ void Scheduler::set_draft(Sequence* seq, std::vector<int32_t> draft) {
     seq->draft = std::move(draft);
 }
 
-void Scheduler::accept_draft(Sequence* seq, int32_t n_accepted) {
-    TS_CHECK(n_accepted >= 0 && static_cast<size_t>(n_accepted) <= seq->draft.size());
-    seq->draft.clear();
+void Scheduler::accept_drafted(Sequence* seq, int32_t n) {
     if (seq->status != SeqStatus::Running) return;  // it finished while its draft was checked
     const int64_t before = seq->n_computed;
-    seq->n_computed += n_accepted;
+    seq->n_computed += n;
+    TS_CHECK(n >= 0 && static_cast<size_t>(n) <= seq->draft.size());
     TS_CHECK(seq->n_computed <= static_cast<int64_t>(seq->tokens.size()));
-    tables_.truncate(*seq, static_cast<int64_t>(seq->tokens.size()));
     if (seq->n_computed / block_size_ > before / block_size_) cache_blocks(*seq);
+}
+
+void Scheduler::end_draft(Sequence* seq) {
+    seq->draft.clear();
+    if (seq->status != SeqStatus::Running) return;
+    tables_.truncate(*seq, static_cast<int64_t>(seq->tokens.size()));
 }
 
 void Scheduler::remove(Sequence* seq) {

@@ -79,11 +79,16 @@ public:
     // Proposes tokens to verify after the running seq's last token: its next
     // decode runs them too, as far as the step's budget allows.
     void set_draft(Sequence* seq, std::vector<int32_t> draft);
-    // After the step that ran seq's draft and the appending of the tokens
-    // the target accepted: the first n_accepted drafted positions hold valid
-    // K/V and count as computed; the rest are rolled back (blocks past the
-    // sequence's tokens are freed) and the draft is cleared.
-    void accept_draft(Sequence* seq, int32_t n_accepted);
+    // After the step that ran seq's draft, as the target accepts drafted
+    // tokens (each appended first): the next n drafted positions hold valid
+    // K/V and count as computed, and blocks they complete are cached. Called
+    // token by token, so a sequence that ends mid-draft caches exactly what
+    // plain decoding would have.
+    void accept_drafted(Sequence* seq, int32_t n);
+    // Once the target stopped accepting: the remaining drafted positions are
+    // rolled back (blocks past the sequence's tokens are freed) and the draft
+    // is cleared.
+    void end_draft(Sequence* seq);
     // Removes a sequence wherever it is and drops its block references;
     // a prefill-complete prefix of it stays in the prefix cache.
     void remove(Sequence* seq);
@@ -91,7 +96,7 @@ public:
     ScheduleOutput schedule();
     // After the forward pass: advances n_computed and caches every block the
     // step completed, so a prefix still being prefilled is shared block by block.
-    // Drafted positions do not count until accept_draft().
+    // Drafted positions do not count until accept_drafted().
     void commit(const ScheduleOutput& out);
 
     size_t n_waiting() const { return waiting_.size(); }

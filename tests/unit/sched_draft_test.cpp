@@ -47,7 +47,8 @@ TEST(SchedDraftTest, ADraftRunsWithTheDecodeAndCountsOnlyOnceAccepted) {
     s.append_token(&seq, 501);
     s.append_token(&seq, 502);
     s.append_token(&seq, 600);
-    s.accept_draft(&seq, 2);
+    s.accept_drafted(&seq, 2);
+    s.end_draft(&seq);
     EXPECT_EQ(seq.n_computed, 13);
     EXPECT_TRUE(seq.draft.empty());
     EXPECT_EQ(seq.n_uncomputed(), 1);  // 600 decodes next, alone
@@ -81,7 +82,7 @@ TEST(SchedDraftTest, RejectedPositionsGiveTheirBlocksBack) {
     s.commit(out);
     EXPECT_EQ(pool.n_free(), free_before - 2);  // blocks for positions 16..36
     s.append_token(&seq, 42);  // the first drafted token is rejected
-    s.accept_draft(&seq, 0);
+    s.end_draft(&seq);
     EXPECT_EQ(seq.n_computed, 16);
     EXPECT_EQ(seq.block_table.size(), 2u);  // position 16 (the new token) needs the second block only
     EXPECT_EQ(pool.n_free(), free_before - 1);
@@ -100,7 +101,7 @@ TEST(SchedDraftTest, ThePrefixCacheNeverSeesDraftedTokens) {
     s.commit(out);
     EXPECT_EQ(s.prefix_cache().n_nodes(), 0);  // no block is complete with verified tokens
     s.append_token(&seq, 88);  // everything rejected
-    s.accept_draft(&seq, 0);
+    s.end_draft(&seq);
     EXPECT_EQ(s.prefix_cache().n_nodes(), 0);
     // A prompt that spells the draft out finds nothing cached.
     Tokens drafted = prompt;
@@ -120,7 +121,8 @@ TEST(SchedDraftTest, AcceptedDraftTokensAreCachedOnceTheirBlockIsFull) {
     s.commit(s.schedule());
     for (int32_t t : draft) s.append_token(&seq, t);
     s.append_token(&seq, 99);
-    s.accept_draft(&seq, 7);  // positions 0..17 computed: the first block is full
+    s.accept_drafted(&seq, 7);  // positions 0..17 computed: the first block is full
+    s.end_draft(&seq);
     EXPECT_EQ(seq.n_computed, 18);
     Tokens verified(seq.tokens.begin(), seq.tokens.begin() + 16);
     verified.push_back(1);
