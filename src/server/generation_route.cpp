@@ -158,7 +158,8 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
                           .id = make_response_id(kind, state.random_u64()),
                           .created = static_cast<int64_t>(std::time(nullptr)),
                           .model = pr.model.empty() ? state.options.model_names.front() : pr.model,
-                          .logprobs = pr.gen.top_logprobs >= 0};
+                          .logprobs = pr.gen.top_logprobs >= 0,
+                          .tokens_as_ids = pr.tokens_as_ids};
     if (kind == ApiKind::Chat && pr.tools.offered()) {
         s.meta.tool_family = model->chat_template->tool_call_family();
         s.meta.tool_call_seed = state.random_u64();

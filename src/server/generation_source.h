@@ -19,7 +19,10 @@
 
 namespace tessera {
 
-inline TokenPieceFn piece_fn(const Tokenizer& tok) {
+// How logprobs name a token: its text, or (as_ids) vLLM's "token_id:N",
+// which stays unambiguous where pieces repeat or split UTF-8 sequences.
+inline TokenPieceFn piece_fn(const Tokenizer& tok, bool as_ids) {
+    if (as_ids) return [](int32_t id) { return "token_id:" + std::to_string(id); };
     return [&tok](int32_t id) { return tok.token_to_piece(id, {.render_special = true}); };
 }
 
@@ -34,7 +37,7 @@ public:
     GenerationSource(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n,
                      std::shared_ptr<RequestHandle> handle)
         : state_(state), engine_(engine), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
-          piece_(piece_fn(engine.tokenizer())) {}
+          piece_(piece_fn(engine.tokenizer(), meta_.tokens_as_ids)) {}
     ~GenerationSource() override { handle_->cancel(); }  // no-op once finished
 
     void set_waker(std::function<void()> wake) override {

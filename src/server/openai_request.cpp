@@ -78,7 +78,8 @@ void read_stream(FieldReader& r, ParsedRequest& out) {
     if (!sub.ok()) r.fail(bad_request("stream_options", "'stream_options.include_usage' must be a boolean"));
 }
 
-// Fields chat and completions share: sampling, n, stop, stream, ignore_eos.
+// Fields chat and completions share: sampling, n, stop, stream, ignore_eos,
+// token naming in logprobs, the draft length.
 void read_common(FieldReader& r, const PromptContext& ctx, ParsedRequest& out) {
     const RequestLimits& limits = ctx.limits;
     SamplingParams& s = out.gen.sampling;
@@ -102,6 +103,10 @@ void read_common(FieldReader& r, const PromptContext& ctx, ParsedRequest& out) {
     s.seed = static_cast<uint64_t>(seed);
     r.integer("n", 1, limits.max_n, out.gen.n);
     r.boolean("ignore_eos", out.gen.ignore_eos);
+    r.boolean("return_tokens_as_token_ids", out.tokens_as_ids);
+    // llama-server's flat key: this request's draft length cap (0: no
+    // speculation); the server's --draft-max stays the ceiling.
+    r.integer("speculative.n_max", 0, 64, out.gen.max_draft);
     read_stop(r, limits, out.gen.stop);
     read_logit_bias(r, limits, ctx.tokenizer->n_vocab(), s.logit_bias);
     read_stream(r, out);

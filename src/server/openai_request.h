@@ -44,6 +44,7 @@ struct ParsedRequest {
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
     bool seed_given = false;     // else the caller picks a fresh random seed
+    bool tokens_as_ids = false;  // vLLM's return_tokens_as_token_ids: logprobs name tokens "token_id:N"
     ToolRequest tools;           // chat: tools, tool_choice, parallel_tool_calls
 };
 

@@ -26,6 +26,7 @@ struct ResponseMeta {
     int64_t created = 0;  // unix seconds
     std::string model{};
     bool logprobs = false;  // the request asked for logprobs
+    bool tokens_as_ids = false;  // logprobs name tokens "token_id:N" (ParsedRequest)
     // Chat with tools offered: the output is parsed for calls in this family.
     std::optional<ToolCallFamily> tool_family{};
     uint64_t tool_call_seed = 0;  // tool call ids derive from it
