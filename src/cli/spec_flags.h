@@ -1,6 +1,6 @@
 // Speculative decoding flags shared by run, chat and serve (llama.cpp's
 // names where it has them): --spec ngram|draft, --draft-model FILE (implies
-// draft), --draft-max N, --spec-ngram-min/max N, --spec-max-batch N.
+// draft), --draft-max N, --draft-min N, --spec-ngram-min/max N, --spec-max-batch N.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,7 @@ struct SpecFlags {
     std::string mode = "none";  // none | ngram | draft
     std::string draft_model;
     int32_t max_draft = 8;
+    int32_t min_draft = 0;
     int32_t max_batch = 8;
     NgramOptions ngram{};
 
@@ -26,6 +27,9 @@ struct SpecFlags {
         app.add_option("--draft-model,--model-draft", draft_model,
                        "draft model for speculative decoding (same vocabulary); implies --spec draft");
         app.add_option("--draft-max", max_draft, "most tokens drafted per step (default 8)")->check(CLI::Range(1, 64));
+        app.add_option("--draft-min", min_draft,
+                       "fewest tokens drafted per step (default 0: as many as the measured acceptance pays for)")
+            ->check(CLI::Range(0, 64));
         app.add_option("--spec-ngram-min", ngram.min_n, "shortest n-gram matched (default 2)")->check(CLI::Range(1, 16));
         app.add_option("--spec-ngram-max", ngram.max_n, "longest n-gram matched (default 4)")->check(CLI::Range(1, 16));
         app.add_option("--spec-max-batch", max_batch,
@@ -40,6 +44,7 @@ inline Expected<SpecOptions> spec_options(const SpecFlags& f, const Tokenizer& t
                                           KvTypes kv_types) {
     SpecOptions o;
     o.max_draft = f.max_draft;
+    o.min_draft = std::min(f.min_draft, f.max_draft);
     o.max_batch = f.max_batch;
     const std::string mode = f.draft_model.empty() ? f.mode : "draft";
     if (mode == "ngram") {

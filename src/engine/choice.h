@@ -28,11 +28,11 @@ struct RequestState {
 struct Choice {
     // `vocab`: the model's grammar vocabulary; needed (non-null) only when
     // the request carries a constraint.
-    // `max_draft`: the longest speculative draft the choice may run (0: none).
+    // `draft`: the choice's speculative draft length control (its max 0: none).
     Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab,
-           const std::shared_ptr<const TokenVocabulary>& vocab, int32_t max_draft)
+           const std::shared_ptr<const TokenVocabulary>& vocab, DraftLength draft)
         : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
-          stops(req->request.stop), detok(tok), draft_length(max_draft) {
+          stops(req->request.stop), detok(tok), draft_length(draft) {
         if (req->request.constraint) constraint.emplace(req->request.constraint.grammar, vocab);
     }
 

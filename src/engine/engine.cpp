@@ -75,7 +75,11 @@ public:
         max_context_ = std::min(model_ctx, capacity);
         metrics_.kv_blocks_total = cache_.n_blocks();
         metrics_.kv_block_size = cache_.block_size();
-        if (options.spec.drafter) metrics_.spec_drafter = options.spec.drafter->name();
+        if (options.spec.drafter) {
+            metrics_.spec_drafter = options.spec.drafter->name();
+            draft_token_cost_ = kVerifyPositionCost + static_cast<double>(options.spec.drafter->weight_bytes()) /
+                                                          static_cast<double>(std::max<uint64_t>(1, model.gguf().tensor_bytes()));
+        }
         last_progress_ns_ = now_ns();
         thread_ = std::thread([this] { loop(); });
     }
@@ -139,6 +143,7 @@ private:
     ThreadPool pool_;
     Expected<Pooling> pooling_;
     int64_t max_context_ = 0;
+    double draft_token_cost_ = 0.0;  // a drafted token's cost next to a decode step (spec/draft_length.h)
 
     std::mutex mu_;
     std::condition_variable cv_;
@@ -283,9 +288,10 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     const int32_t n_vocab = model_.config().n_vocab;
     const std::shared_ptr<const TokenVocabulary> vocab = state->request.constraint ? grammar_vocabulary() : nullptr;
     const int32_t max_draft = max_draft_for(state->request);
-    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, max_draft);
+    const DraftLength draft(max_draft, std::min(options_.spec.min_draft, max_draft), draft_token_cost_);
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, draft);
     for (int32_t i = 1; i < state->request.n; ++i) {
-        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, max_draft));
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, draft));
     }
     Sequence& seq = leader->seq;
     const bool embed = state->request.embed;
@@ -415,7 +421,7 @@ void Engine::Impl::propose_drafts() {
     draft_requests_.clear();
     drafts_.resize(sampled_.size());
     for (size_t i = 0; i < sampled_.size(); ++i) {
-        const Choice& c = *sampled_[i];
+        Choice& c = *sampled_[i];
         if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
         const auto len = static_cast<int64_t>(c.seq.tokens.size());
         const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);

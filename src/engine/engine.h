@@ -24,6 +24,9 @@ namespace tessera {
 struct SpecOptions {
     std::shared_ptr<Drafter> drafter;  // null: off. Used on the engine thread only.
     int32_t max_draft = 8;             // tokens per draft (GenerationRequest::max_draft may lower it)
+    // Fewest tokens per draft: 0 lets each choice's measured acceptance and
+    // the drafter's cost decide, pausing where drafts do not pay (spec/draft_length.h).
+    int32_t min_draft = 0;
     // Drafts stop once more sequences than this decode together: a full batch
     // is no longer bound by reading the weights, so verifying drafts would
     // cost real arithmetic and throughput at saturation would fall.

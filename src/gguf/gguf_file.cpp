@@ -125,6 +125,12 @@ const GgufValue* GgufFile::find(std::string_view key) const {
     return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
 }
 
+uint64_t GgufFile::tensor_bytes() const {
+    uint64_t n = 0;
+    for (const GgufTensorInfo& t : tensors_) n += t.n_bytes;
+    return n;
+}
+
 const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
     auto it = tensor_index_.find(std::string(name));
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

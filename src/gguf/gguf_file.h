@@ -86,6 +86,7 @@ public:
     uint64_t alignment() const { return alignment_; }
     const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return kv_; }
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    uint64_t tensor_bytes() const;  // all tensors' data together
     // The file's mapping; null for parse()d buffers.
     const MappedFile* mapping() const { return mapping_.get(); }
 

@@ -41,6 +41,7 @@ public:
     const char* name() const override { return "draft_model"; }
     void propose(std::span<DraftRequest> requests) override;
     void forget(uint64_t seq_id) override;
+    uint64_t weight_bytes() const override { return model_->gguf().tensor_bytes(); }
 
 private:
     struct DraftSeq {

@@ -30,6 +30,9 @@ public:
     virtual void propose(std::span<DraftRequest> requests) = 0;
     // The sequence ended; drop whatever state the drafter kept for it.
     virtual void forget(uint64_t seq_id) { (void)seq_id; }
+    // Weight bytes one drafted token reads (0 for a lookup): with the
+    // target's, what a drafted token costs next to a decode step (DraftLength).
+    virtual uint64_t weight_bytes() const { return 0; }
 };
 
 }  // namespace tessera

@@ -100,9 +100,10 @@ def test_per_request_draft_cap_is_validated(ngram_server):
 
 def test_draft_model_greedy_equals_plain_at_concurrency_16(tessera_bin, model_path):
     # The target's own file as its draft: the drafts are the target's greedy
-    # tokens, so nearly all are accepted, and output must not change.
+    # tokens, so nearly all are accepted, and output must not change. (A draft
+    # as large as the target never pays, so --draft-min forces the drafts.)
     srv = ServerProcess(tessera_bin, model_path, ["--draft-model", model_path, "--spec-max-batch", "16",
-                                                  "--draft-max", "6"])
+                                                  "--draft-max", "6", "--draft-min", "4"])
     try:
         prompts = PROMPTS * 2
         plain = texts(srv, PROMPTS, max_draft=0)
@@ -125,7 +126,7 @@ def test_rejected_drafts_leave_blocks_and_prefix_cache_as_plain_decoding(tessera
     # one: after each, the same blocks are in use and cached. Stops and odd
     # max_tokens end choices in the middle of a verified draft.
     servers = [ServerProcess(tessera_bin, model_path, []),
-               ServerProcess(tessera_bin, model_path, ["--spec", "ngram", "--draft-max", "8"])]
+               ServerProcess(tessera_bin, model_path, ["--spec", "ngram", "--draft-max", "8", "--draft-min", "1"])]
     try:
         runs = [(p, {"max_tokens": n, "stop": stop}) for p, n, stop in [
             (PROMPTS[0], 37, []), (PROMPTS[1], 29, ["len("]), (PROMPTS[2], 33, ["ships"]), (PROMPTS[4], 21, [])]]
@@ -279,9 +280,10 @@ def test_temperature_one_distribution_is_exact(tessera_bin, tmp_path):
     model = tmp_path / "tiny.gguf"
     subprocess.run([sys.executable, str(ROOT / "tools" / "make_tiny_model.py"), "--out", str(model),
                     "--variant", "gqa", "--wtype", "F32"], check=True)
-    # The tiny model drafts for itself: drafts are its greedy tokens, accepted
-    # only when sampling picks them (a fraction of the time at temperature 1).
-    srv = ServerProcess(tessera_bin, str(model), ["--draft-model", str(model), "--draft-max", "2",
+    # The tiny model drafts for itself (forced: --draft-min): drafts are its
+    # greedy tokens, accepted only when sampling picks them (a fraction of the
+    # time at temperature 1).
+    srv = ServerProcess(tessera_bin, str(model), ["--draft-model", str(model), "--draft-max", "2", "--draft-min", "2",
                                                   "--spec-max-batch", "256", "--ctx-size", "8192"])
     try:
         prompt = [(17 * j + 5) % (TINY_VOCAB - 1) for j in range(12)]

@@ -58,23 +58,58 @@ TEST(NgramDrafterTest, ProposeFillsEveryRequest) {
     EXPECT_EQ(out_b, Tokens{});
 }
 
-TEST(DraftLengthTest, GrowsOnFullAcceptanceAndShrinksPastTheAcceptedRun) {
-    DraftLength k(8);
+TEST(DraftLengthTest, StartsFromThePriorsBestLength) {
+    // a = 2/3, w = 0.3: E(k) / (1 + 0.3 k) is 1.28, 1.32, 1.27 for k = 1, 2, 3.
+    DraftLength k(8, 0, 0.3);
+    EXPECT_NEAR(k.acceptance(), 2.0 / 3.0, 1e-12);
+    EXPECT_EQ(k.next(), 2);
+}
+
+TEST(DraftLengthTest, DraftsTheMaximumWhileDraftsAreAccepted) {
+    DraftLength k(8, 0, 0.3);
+    for (int i = 0; i < 4; ++i) k.update(8, 8);
+    EXPECT_GT(k.acceptance(), 0.9);
     EXPECT_EQ(k.next(), 8);
-    k.update(8, 2);
+}
+
+TEST(DraftLengthTest, PausesWhenDraftsDoNotPayAndProbesAgain) {
+    DraftLength k(8, 0, 0.3);
+    for (int i = 0; i < 4; ++i) k.update(2, 0);  // every draft rejected at once
+    // No length beats plain decoding: a pause of 2 steps, then a 1-token probe.
+    std::vector<int32_t> lengths;
+    for (int i = 0; i < 3; ++i) lengths.push_back(k.next());
+    EXPECT_EQ(lengths, (std::vector<int32_t>{0, 0, 1}));
+    k.update(1, 0);  // the probe failed too: the next pause is twice as long
+    lengths.clear();
+    for (int i = 0; i < 5; ++i) lengths.push_back(k.next());
+    EXPECT_EQ(lengths, (std::vector<int32_t>{0, 0, 0, 0, 1}));
+    // Probes that hold bring drafting back.
+    for (int i = 0; i < 3; ++i) k.update(1, 1);
+    EXPECT_GT(k.next(), 0);
+}
+
+TEST(DraftLengthTest, ACostlyDrafterNeedsMoreAcceptance) {
+    // Half the tokens accepted: worth it when drafting is free (only the
+    // verification costs), not when each drafted token costs 0.7 of a step.
+    DraftLength cheap(8, 0, 0.3), costly(8, 0, 1.0);
+    for (int i = 0; i < 8; ++i) {
+        cheap.update(2, 1);
+        costly.update(2, 1);
+    }
+    EXPECT_NEAR(cheap.acceptance(), 0.5, 0.05);
+    EXPECT_GT(cheap.next(), 0);
+    EXPECT_EQ(costly.next(), 0);
+}
+
+TEST(DraftLengthTest, AMinimumLengthOverridesTheEstimate) {
+    DraftLength k(8, 3, 1.0);  // a same-size draft model: never worth it by the estimate
+    for (int i = 0; i < 4; ++i) k.update(3, 0);
     EXPECT_EQ(k.next(), 3);
-    k.update(3, 0);
-    EXPECT_EQ(k.next(), 1);
-    k.update(1, 1);
-    EXPECT_EQ(k.next(), 3);
-    k.update(3, 3);
-    EXPECT_EQ(k.next(), 5);
-    k.update(0, 0);  // nothing drafted: unchanged
-    EXPECT_EQ(k.next(), 5);
-    k.update(5, 5);
-    k.update(7, 7);
-    EXPECT_EQ(k.next(), 8);  // capped
-    DraftLength off(0);
+    EXPECT_EQ(k.next(), 3);  // and no pause
+}
+
+TEST(DraftLengthTest, ZeroMaximumNeverDrafts) {
+    DraftLength off(0, 0, 0.3);
     off.update(1, 1);
     EXPECT_EQ(off.next(), 0);
 }
