@@ -1,7 +1,7 @@
 // Vocab::from_gguf: maps tokenizer.ggml.* metadata onto a VocabSpec with the
 // defaults llama.cpp applies per tokenizer model, then validates it.
 #include "gguf/gguf_file.h"
-#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/pre_families.h"
 #include "tokenizer/vocab.h"
 
 namespace tessera {
@@ -94,7 +94,8 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
     if (s.tokens.empty()) return Status::error("tokenizer: tokenizer.ggml.tokens is empty");
     TS_RETURN_IF_ERROR(read_special_ids(g, &s));
     const bool spm = s.kind == VocabKind::Spm;
-    const bool bos_default = spm || is_llama3_pre(s.pre);
+    const PreFamily* family = spm ? nullptr : find_pre_family(s.pre);
+    const bool bos_default = spm || (family != nullptr && family->add_bos);
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_bos_token", bos_default, &s.add_bos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", false, &s.add_eos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_space_prefix", spm, &s.add_space_prefix));
