@@ -54,10 +54,16 @@ Expected<Tokenizer> Tokenizer::from_gguf(const GgufFile& gguf) {
 
 Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
     Tokenizer t(std::move(vocab));
-    if (t.vocab_.kind() == VocabKind::Bpe) {
-        TS_RETURN_IF_ERROR(t.init_bpe());
-    } else {
-        t.spm_.emplace(t.vocab_);
+    switch (t.vocab_.kind()) {
+        case VocabKind::Bpe:
+            TS_RETURN_IF_ERROR(t.init_bpe());
+            break;
+        case VocabKind::Spm:
+            t.spm_.emplace(t.vocab_);
+            break;
+        case VocabKind::Wpm:
+            t.wpm_.emplace(t.vocab_);
+            break;
     }
     t.init_pieces_and_eog();
     t.init_max_token_bytes();
@@ -76,7 +82,8 @@ Status Tokenizer::init_bpe() {
 
 void Tokenizer::init_pieces_and_eog() {
     const int32_t n = vocab_.n_tokens();
-    const bool spm = vocab_.kind() == VocabKind::Spm;
+    // SentencePiece and WordPiece spell spaces as U+2581; byte-level BPE maps bytes.
+    const bool spm = vocab_.kind() != VocabKind::Bpe;
     pieces_.assign(static_cast<size_t>(n), std::string());
     for (int32_t id = 0; id < n; ++id) {
         const std::string& text = vocab_.text(id);
@@ -116,6 +123,12 @@ void Tokenizer::init_pieces_and_eog() {
 // grows (one U+FFFD per bad byte), and the stand-ins (<0xXX>, a one-byte
 // token, unk) cover one byte each.
 void Tokenizer::init_max_token_bytes() {
+    // WordPiece's normaliser drops characters and its unknown token stands
+    // for a whole word, so a token has no bound on the bytes it covers.
+    if (wpm_) {
+        max_token_bytes_ = 0;
+        return;
+    }
     size_t longest = 1;  // the byte a stand-in covers
     for (int32_t id = 0; id < vocab_.n_tokens(); ++id) {
         const std::string& text = vocab_.text(id);
@@ -160,12 +173,16 @@ void Tokenizer::encode_raw(std::string_view raw, bool prev_was_special,
         spm_->encode(vocab_, replace_all(text, " ", kSpmSpace), out);
         return;
     }
-    TS_CHECK(pre_ && bpe_);
     std::string repaired;
     if (!utf8_is_valid(raw)) {
         repaired = utf8_sanitize(raw);
         raw = repaired;
     }
+    if (wpm_) {
+        wpm_->encode(vocab_, raw, out);
+        return;
+    }
+    TS_CHECK(pre_ && bpe_);
     for (const Piece& p : pre_->split(raw)) {
         bpe_->encode_word(vocab_, byte_map_.encode(raw.substr(p.first, p.second)), out);
     }

@@ -1,5 +1,5 @@
 // The tokenizer the engine and server use: text <-> token ids for the model's
-// own vocabulary (SentencePiece BPE or byte-level BPE), built from GGUF
+// own vocabulary (SentencePiece BPE, byte-level BPE or WordPiece), built from GGUF
 // metadata, with llama.cpp's handling of special tokens and added BOS/EOS.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "tokenizer/special_split.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/wordpiece.h"
 
 namespace tessera {
 
@@ -39,7 +40,7 @@ public:
     static Expected<Tokenizer> from_gguf(const GgufFile& gguf);
     static Expected<Tokenizer> from_vocab(Vocab vocab);
 
-    // Text (any bytes) -> ids. Byte-level BPE replaces each byte of invalid
+    // Text (any bytes) -> ids. Byte-level BPE and WordPiece replace each byte of invalid
     // UTF-8 with U+FFFD first (as llama.cpp does); SentencePiece keeps the
     // bytes via <0xXX> tokens.
     std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options) const;
@@ -96,6 +97,7 @@ private:
     std::optional<PreTokenizer> pre_;  // byte-level BPE only
     std::optional<BpeModel> bpe_;      // byte-level BPE only
     std::optional<SpmModel> spm_;      // SentencePiece only
+    std::optional<WordPieceModel> wpm_;  // WordPiece only
     std::vector<std::string> pieces_;  // [n_vocab] bytes of each token (special -> "")
     std::vector<bool> eog_;            // [n_vocab]
     int32_t eot_ = kNoToken;

@@ -30,6 +30,7 @@ enum class TokenType : int32_t {
 enum class VocabKind {
     Spm,  // tokenizer.ggml.model = "llama": SentencePiece BPE with scores
     Bpe,  // tokenizer.ggml.model = "gpt2": byte-level BPE with merges
+    Wpm,  // tokenizer.ggml.model = "bert": WordPiece, U+2581 marks word starts
 };
 
 inline constexpr int32_t kNoToken = -1;
@@ -51,6 +52,9 @@ struct VocabSpec {
     bool add_bos = false;
     bool add_eos = false;
     bool add_space_prefix = false;
+    // WordPiece's BERT normaliser (tokenizer.ggml.normalizer.*).
+    bool lowercase = true;
+    bool strip_accents = true;
 };
 
 struct StringHash {
@@ -86,6 +90,8 @@ public:
     bool add_bos() const { return spec_.add_bos; }
     bool add_eos() const { return spec_.add_eos; }
     bool add_space_prefix() const { return spec_.add_space_prefix; }
+    bool lowercase() const { return spec_.lowercase; }
+    bool strip_accents() const { return spec_.strip_accents; }
 
 private:
     Status validate_and_index();

@@ -63,6 +63,15 @@ Status read_arrays(const GgufFile& g, VocabSpec* s) {
 Status read_special_ids(const GgufFile& g, VocabSpec* s) {
     const size_t n = s->tokens.size();
     const bool spm = s->kind == VocabKind::Spm;
+    if (s->kind == VocabKind::Wpm) {
+        // BERT: [CLS] (cls_token_id) starts and [SEP] (seperator_token_id, as
+        // GGUF spells it) ends a sequence; llama.cpp's defaults 101, 102, 100, 0.
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.cls_token_id", 101, n, &s->bos));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.seperator_token_id", 102, n, &s->eos));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.unknown_token_id", 100, n, &s->unk));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.padding_token_id", 0, n, &s->pad));
+        return ok_status();
+    }
     // llama.cpp's defaults: SentencePiece <unk>=0 <s>=1 </s>=2; GPT-2 BPE 11.
     TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.bos_token_id", spm ? 1 : 11, n, &s->bos));
     TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.eos_token_id", spm ? 2 : 11, n, &s->eos));
@@ -83,9 +92,11 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
         s.kind = VocabKind::Spm;
     } else if (*model == "gpt2") {
         s.kind = VocabKind::Bpe;
+    } else if (*model == "bert") {
+        s.kind = VocabKind::Wpm;
     } else {
         return Status::error("tokenizer: unsupported tokenizer.ggml.model '" + *model +
-                             "' (supported: llama, gpt2)");
+                             "' (supported: llama, gpt2, bert)");
     }
     auto pre = g.get_string_or("tokenizer.ggml.pre", "default");
     if (!pre) return pre.status();
@@ -94,11 +105,18 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
     if (s.tokens.empty()) return Status::error("tokenizer: tokenizer.ggml.tokens is empty");
     TS_RETURN_IF_ERROR(read_special_ids(g, &s));
     const bool spm = s.kind == VocabKind::Spm;
-    const PreFamily* family = spm ? nullptr : find_pre_family(s.pre);
-    const bool bos_default = spm || (family != nullptr && family->add_bos);
+    const bool wpm = s.kind == VocabKind::Wpm;
+    // Only byte-level BPE reads tokenizer.ggml.pre; the others ignore it, as llama.cpp does.
+    const PreFamily* family = s.kind == VocabKind::Bpe ? find_pre_family(s.pre) : nullptr;
+    // WordPiece adds [CLS] before and [SEP] after (bos and eos here).
+    const bool bos_default = spm || wpm || (family != nullptr && family->add_bos);
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_bos_token", bos_default, &s.add_bos));
-    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", false, &s.add_eos));
+    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", wpm, &s.add_eos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_space_prefix", spm, &s.add_space_prefix));
+    // llama.cpp: BERT lowercases unless the key says otherwise, and strips
+    // accents exactly when lowercasing unless that key says otherwise.
+    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.normalizer.lowercase", true, &s.lowercase));
+    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.normalizer.strip_accents", s.lowercase, &s.strip_accents));
     return Vocab::create(std::move(s));
 }
 
