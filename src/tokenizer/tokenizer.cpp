@@ -64,6 +64,12 @@ Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
         case VocabKind::Wpm:
             t.wpm_.emplace(t.vocab_);
             break;
+        case VocabKind::Ugm: {
+            auto ugm = UnigramModel::create(t.vocab_);
+            if (!ugm) return ugm.status();
+            t.ugm_ = std::move(*ugm);
+            break;
+        }
     }
     t.init_pieces_and_eog();
     t.init_max_token_bytes();
@@ -96,7 +102,8 @@ void Tokenizer::init_pieces_and_eog() {
                 piece = text;
                 break;
             case TokenType::Byte:
-                if (spm) piece.assign(1, static_cast<char>(parse_byte_token(text)));
+                // <0xXX>, checked at load for SentencePiece BPE only
+                if (vocab_.kind() == VocabKind::Spm) piece.assign(1, static_cast<char>(parse_byte_token(text)));
                 break;
             default:  // control, unknown: rendered only on request; unused, undefined: never
                 break;
@@ -123,9 +130,9 @@ void Tokenizer::init_pieces_and_eog() {
 // grows (one U+FFFD per bad byte), and the stand-ins (<0xXX>, a one-byte
 // token, unk) cover one byte each.
 void Tokenizer::init_max_token_bytes() {
-    // WordPiece's normaliser drops characters and its unknown token stands
-    // for a whole word, so a token has no bound on the bytes it covers.
-    if (wpm_) {
+    // WordPiece's and Unigram's normalisers drop characters and their unknown
+    // tokens stand for runs of input, so a token has no bound on the bytes it covers.
+    if (wpm_ || ugm_) {
         max_token_bytes_ = 0;
         return;
     }
@@ -167,6 +174,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, const EncodeOption
 
 void Tokenizer::encode_raw(std::string_view raw, bool prev_was_special,
                            std::vector<int32_t>& out) const {
+    if (ugm_) {  // normalises invalid UTF-8 itself, a U+FFFD per bad byte
+        ugm_->encode(vocab_, raw, out);
+        return;
+    }
     if (spm_) {
         std::string text = (vocab_.add_space_prefix() && prev_was_special) ? " " : "";
         text.append(raw);

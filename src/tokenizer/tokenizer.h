@@ -1,5 +1,5 @@
 // The tokenizer the engine and server use: text <-> token ids for the model's
-// own vocabulary (SentencePiece BPE, byte-level BPE or WordPiece), built from GGUF
+// own vocabulary (SentencePiece BPE, byte-level BPE, WordPiece or Unigram), built from GGUF
 // metadata, with llama.cpp's handling of special tokens and added BOS/EOS.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/special_split.h"
 #include "tokenizer/spm.h"
+#include "tokenizer/unigram.h"
 #include "tokenizer/vocab.h"
 #include "tokenizer/wordpiece.h"
 
@@ -98,6 +99,7 @@ private:
     std::optional<BpeModel> bpe_;      // byte-level BPE only
     std::optional<SpmModel> spm_;      // SentencePiece only
     std::optional<WordPieceModel> wpm_;  // WordPiece only
+    std::optional<UnigramModel> ugm_;    // Unigram only
     std::vector<std::string> pieces_;  // [n_vocab] bytes of each token (special -> "")
     std::vector<bool> eog_;            // [n_vocab]
     int32_t eot_ = kNoToken;

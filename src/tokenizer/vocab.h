@@ -31,6 +31,7 @@ enum class VocabKind {
     Spm,  // tokenizer.ggml.model = "llama": SentencePiece BPE with scores
     Bpe,  // tokenizer.ggml.model = "gpt2": byte-level BPE with merges
     Wpm,  // tokenizer.ggml.model = "bert": WordPiece, U+2581 marks word starts
+    Ugm,  // tokenizer.ggml.model = "t5": SentencePiece Unigram with scores
 };
 
 inline constexpr int32_t kNoToken = -1;
@@ -55,6 +56,10 @@ struct VocabSpec {
     // WordPiece's BERT normaliser (tokenizer.ggml.normalizer.*).
     bool lowercase = true;
     bool strip_accents = true;
+    // Unigram: tokenizer.ggml.precompiled_charsmap (bytes) and whether runs of
+    // spaces collapse (tokenizer.ggml.remove_extra_whitespaces).
+    std::string charsmap;
+    bool remove_extra_whitespaces = false;
 };
 
 struct StringHash {
@@ -92,6 +97,8 @@ public:
     bool add_space_prefix() const { return spec_.add_space_prefix; }
     bool lowercase() const { return spec_.lowercase; }
     bool strip_accents() const { return spec_.strip_accents; }
+    const std::string& charsmap() const { return spec_.charsmap; }
+    bool remove_extra_whitespaces() const { return spec_.remove_extra_whitespaces; }
 
 private:
     Status validate_and_index();

@@ -63,6 +63,14 @@ Status read_arrays(const GgufFile& g, VocabSpec* s) {
 Status read_special_ids(const GgufFile& g, VocabSpec* s) {
     const size_t n = s->tokens.size();
     const bool spm = s->kind == VocabKind::Spm;
+    if (s->kind == VocabKind::Ugm) {
+        // T5: no BOS; </s>=1 ends a sequence, <unk>=2, <pad>=0 (llama.cpp's defaults).
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.bos_token_id", kNoToken, n, &s->bos));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.eos_token_id", 1, n, &s->eos));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.unknown_token_id", 2, n, &s->unk));
+        TS_RETURN_IF_ERROR(read_id(g, "tokenizer.ggml.padding_token_id", 0, n, &s->pad));
+        return ok_status();
+    }
     if (s->kind == VocabKind::Wpm) {
         // BERT: [CLS] (cls_token_id) starts and [SEP] (seperator_token_id, as
         // GGUF spells it) ends a sequence; llama.cpp's defaults 101, 102, 100, 0.
@@ -82,6 +90,16 @@ Status read_special_ids(const GgufFile& g, VocabSpec* s) {
     return ok_status();
 }
 
+// tokenizer.ggml.precompiled_charsmap: an array of (u)int8, kept as bytes.
+Status read_charsmap(const GgufFile& g, std::string* out) {
+    if (g.find("tokenizer.ggml.precompiled_charsmap") == nullptr) return ok_status();
+    auto bytes = g.get_int_array("tokenizer.ggml.precompiled_charsmap");
+    if (!bytes) return bytes.status();
+    out->reserve(bytes->size());
+    for (int64_t b : *bytes) out->push_back(static_cast<char>(static_cast<uint8_t>(b)));
+    return ok_status();
+}
+
 }  // namespace
 
 Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
@@ -94,9 +112,11 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
         s.kind = VocabKind::Bpe;
     } else if (*model == "bert") {
         s.kind = VocabKind::Wpm;
+    } else if (*model == "t5") {
+        s.kind = VocabKind::Ugm;
     } else {
         return Status::error("tokenizer: unsupported tokenizer.ggml.model '" + *model +
-                             "' (supported: llama, gpt2, bert)");
+                             "' (supported: llama, gpt2, bert, t5)");
     }
     auto pre = g.get_string_or("tokenizer.ggml.pre", "default");
     if (!pre) return pre.status();
@@ -111,12 +131,15 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
     // WordPiece adds [CLS] before and [SEP] after (bos and eos here).
     const bool bos_default = spm || wpm || (family != nullptr && family->add_bos);
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_bos_token", bos_default, &s.add_bos));
-    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", wpm, &s.add_eos));
+    const bool ugm = s.kind == VocabKind::Ugm;
+    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", wpm || ugm, &s.add_eos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_space_prefix", spm, &s.add_space_prefix));
     // llama.cpp: BERT lowercases unless the key says otherwise, and strips
     // accents exactly when lowercasing unless that key says otherwise.
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.normalizer.lowercase", true, &s.lowercase));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.normalizer.strip_accents", s.lowercase, &s.strip_accents));
+    TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.remove_extra_whitespaces", false, &s.remove_extra_whitespaces));
+    if (ugm) TS_RETURN_IF_ERROR(read_charsmap(g, &s.charsmap));
     return Vocab::create(std::move(s));
 }
 
