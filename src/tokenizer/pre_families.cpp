@@ -4,8 +4,9 @@
 // names and flags follow llama.cpp's llama-vocab so a GGUF means the same here.
 // Where llama.cpp rewrites an expression for std::regex (GPT-4o and Tekken's
 // cased words, Kimi K2's class intersection) the original meaning is kept, as
-// Hugging Face `tokenizers` applies it. Not here: gemma4, sarvam-moe and
-// whitespace, which are BPE over raw UTF-8 rather than byte-level BPE.
+// Hugging Face `tokenizers` applies it. Gemma 4's family is BPE over raw
+// UTF-8 (byte_level = false); not here: whitespace (jina-v2-zh's split on
+// whitespace with raw UTF-8 and no space escaping).
 #include "tokenizer/pre_families.h"
 
 #include <algorithm>
@@ -106,6 +107,8 @@ constexpr std::array kAfmoeChain = {
     Sv(R"re(\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N})))re"),
     Sv(R"re([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{8C48}-\x{FAFF}\x{3040}-\x{309F}\x{30A0}-\x{30FF}\x{FF65}-\x{FF9F}\x{2F00}-\x{2FDF}\x{E40}-\x{E7F}\x{E80}-\x{EFF}\x{1780}-\x{17FF}\x{1000}-\x{109F}\x{AA60}-\x{AA7F}\x{A9E0}-\x{A9FF}\x{AC00}-\x{D7AF}\x{1100}-\x{11FF}]+)re"),
     Sv(R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re")};
+// Gemma 4: only newline runs are cut; spaces are U+2581 inside the words.
+constexpr std::array kGemma4Chain = {Sv(R"re([^\n]+|[\n]+)re")};
 constexpr std::array kMiniCpm5Chain = {
     kDigits3,
     Sv(R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re")};
@@ -116,7 +119,7 @@ struct Entry {
 };
 
 // One row per distinct (chain, flags); names as llama.cpp spells them.
-constexpr std::array<Entry, 31> kTable = {{
+constexpr std::array<Entry, 33> kTable = {{
     {"default",
      {"default", kDefaultChain}},
     {"falcon",
@@ -179,6 +182,10 @@ constexpr std::array<Entry, 31> kTable = {{
      {"superbpe", kSuperBpeChain}},
     {"afmoe",
      {"afmoe", kAfmoeChain}},
+    {"gemma4 granite-embed-multi-311m",
+     {"gemma4", kGemma4Chain, false, true, false, true}},
+    {"sarvam-moe",
+     {"sarvam-moe", kGemma4Chain, false, false, false}},
 }};
 
 std::vector<Sv> split_names(Sv names) {

@@ -15,6 +15,11 @@ struct PreFamily {
     std::span<const std::string_view> chain;  // patterns, applied in order
     bool ignore_merges = false;  // a word that is itself a token skips merging
     bool add_bos = false;        // llama.cpp's add_bos default for the family
+    // false: BPE over raw UTF-8 with spaces as U+2581 and <0xXX> byte
+    // fallback (Gemma 4), instead of GPT-2's byte-to-unicode mapping.
+    bool byte_level = true;
+    // A word of newlines only that is itself a token skips merging (Gemma 4).
+    bool whole_newline_runs = false;
 };
 
 // The family a tokenizer.ggml.pre value names; nullptr when none does.

@@ -122,7 +122,7 @@ Expected<PreTokenizer> PreTokenizer::create(std::string_view pre) {
                              std::string(pre) + "'");
     }
     PreTokenizer p;
-    p.ignore_merges_ = family->ignore_merges;
+    p.family_ = family;
     for (std::string_view pattern : family->chain) {
         auto r = CompiledRegex::compile(std::string(pattern));
         if (!r) return r.status();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tokenizer/pre_families.h"
 
 namespace tessera {
 
@@ -58,13 +59,12 @@ public:
     // Splits valid UTF-8 text into words, as (offset, length) pairs into `text`.
     std::vector<Piece> split(std::string_view text) const;
 
-    // llama.cpp's Llama 3 / Tekken / GLM 4 types: a word that is itself a
-    // token skips merging.
-    bool ignore_merges() const { return ignore_merges_; }
+    // The table row (pre_families.h): merging and byte-level flags.
+    const PreFamily& family() const { return *family_; }
 
 private:
     std::vector<CompiledRegex> chain_;
-    bool ignore_merges_ = false;
+    const PreFamily* family_ = nullptr;  // static table entry
 };
 
 }  // namespace tessera

@@ -88,6 +88,7 @@ public:
 private:
     explicit Tokenizer(Vocab vocab);
     void encode_raw(std::string_view raw, bool prev_was_special, std::vector<int32_t>& out) const;
+    void encode_raw_utf8_bpe(std::string_view raw, std::vector<int32_t>& out) const;
     Status init_bpe();
     void init_pieces_and_eog();
     void init_max_token_bytes();

@@ -114,13 +114,15 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
         s.kind = VocabKind::Wpm;
     } else if (*model == "t5") {
         s.kind = VocabKind::Ugm;
+    } else if (*model == "gemma4") {
+        s.kind = VocabKind::Bpe;  // over raw UTF-8: the "gemma4" pre-tokenizer family
     } else {
         return Status::error("tokenizer: unsupported tokenizer.ggml.model '" + *model +
-                             "' (supported: llama, gpt2, bert, t5)");
+                             "' (supported: llama, gpt2, gemma4, bert, t5)");
     }
     auto pre = g.get_string_or("tokenizer.ggml.pre", "default");
     if (!pre) return pre.status();
-    s.pre = *pre;
+    s.pre = *model == "gemma4" ? "gemma4" : *pre;  // llama.cpp ignores the key for gemma4
     TS_RETURN_IF_ERROR(read_arrays(g, &s));
     if (s.tokens.empty()) return Status::error("tokenizer: tokenizer.ggml.tokens is empty");
     TS_RETURN_IF_ERROR(read_special_ids(g, &s));
@@ -131,6 +133,7 @@ Expected<Vocab> Vocab::from_gguf(const GgufFile& g) {
     // WordPiece adds [CLS] before and [SEP] after (bos and eos here).
     const bool bos_default = spm || wpm || (family != nullptr && family->add_bos);
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_bos_token", bos_default, &s.add_bos));
+    if (family != nullptr && family->family == "gemma4") s.add_bos = true;  // llama.cpp overrides it for Gemma 4
     const bool ugm = s.kind == VocabKind::Ugm;
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_eos_token", wpm || ugm, &s.add_eos));
     TS_RETURN_IF_ERROR(read_bool(g, "tokenizer.ggml.add_space_prefix", spm, &s.add_space_prefix));
