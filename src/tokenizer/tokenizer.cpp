@@ -33,11 +33,6 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
     return out;
 }
 
-bool is_byte_token_text(std::string_view t) {
-    auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f'); };
-    return t.size() == 6 && t.substr(0, 3) == "<0x" && hex(t[3]) && hex(t[4]) && t[5] == '>';
-}
-
 uint8_t parse_byte_token(std::string_view text) {  // "<0xXX>", checked by is_byte_token_text
     auto nibble = [](char c) {
         if (c >= '0' && c <= '9') return c - '0';

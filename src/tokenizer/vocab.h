@@ -36,6 +36,9 @@ enum class VocabKind {
 
 inline constexpr int32_t kNoToken = -1;
 
+// A byte token's text: "<0xXX>" with two hex digits.
+bool is_byte_token_text(std::string_view text);
+
 // Everything the metadata says, before validation. Tests build these directly.
 struct VocabSpec {
     VocabKind kind = VocabKind::Bpe;
