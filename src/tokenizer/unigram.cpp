@@ -30,8 +30,10 @@ Expected<UnigramModel> UnigramModel::create(const Vocab& vocab) {
     double min_score = std::numeric_limits<double>::max();
     for (int32_t id = 0; id < vocab.n_tokens(); ++id) {
         if (vocab.type(id) == TokenType::Normal) min_score = std::min(min_score, static_cast<double>(vocab.score(id)));
-        if (m.matchable(vocab, id)) m.max_token_len_ = std::max(m.max_token_len_, vocab.text(id).size());
+        if (m.matchable(vocab, id) && !vocab.text(id).empty()) m.by_text_.push_back(id);
     }
+    std::stable_sort(m.by_text_.begin(), m.by_text_.end(),
+                     [&](int32_t a, int32_t b) { return vocab.text(a) < vocab.text(b); });
     if (min_score == std::numeric_limits<double>::max()) min_score = 0;
     m.unknown_score_ = min_score - kUnknownPenalty;
     return m;
@@ -79,6 +81,27 @@ std::string UnigramModel::normalize(const Vocab& vocab, std::string_view text) c
     return out;
 }
 
+template <typename Found>
+void UnigramModel::each_prefix_token(const Vocab& vocab, std::string_view text, Found&& found) const {
+    // [lo, hi): the tokens whose first `len` bytes equal text's; sorted order
+    // puts the one of exactly `len` bytes (if any) first.
+    auto lo = by_text_.begin();
+    auto hi = by_text_.end();
+    for (size_t len = 1; len <= text.size() && lo != hi; ++len) {
+        const auto c = static_cast<uint8_t>(text[len - 1]);
+        auto byte_at = [&](int32_t id) { return static_cast<uint8_t>(vocab.text(id)[len - 1]); };
+        lo = std::partition_point(lo, hi, [&](int32_t id) { return vocab.text(id).size() < len || byte_at(id) < c; });
+        hi = std::partition_point(lo, hi, [&](int32_t id) { return byte_at(id) == c; });
+        // Equal texts sit together; the last of them is the one the vocabulary's lookup gives.
+        auto exact = lo;
+        while (exact != hi && vocab.text(*exact).size() == len && std::next(exact) != hi &&
+               vocab.text(*std::next(exact)).size() == len) {
+            ++exact;
+        }
+        if (lo != hi && vocab.text(*exact).size() == len) found(*exact, len);
+    }
+}
+
 void UnigramModel::encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) const {
     const std::string s = normalize(vocab, text);
     const size_t n = s.size();
@@ -95,15 +118,13 @@ void UnigramModel::encode(const Vocab& vocab, std::string_view text, std::vector
         bool whole_char_token = false;
         // Shorter tokens first, a later one winning only with a strictly higher
         // score: the tie-breaking of SentencePiece's trie walk.
-        for (size_t len = 1; len <= std::min(max_token_len_, n - at); ++len) {
-            const int32_t id = vocab.find(std::string_view(s).substr(at, len));
-            if (id == kNoToken || !matchable(vocab, id)) continue;
+        each_prefix_token(vocab, std::string_view(s).substr(at), [&](int32_t id, size_t len) {
             if (len == char_len) whole_char_token = true;
             // User-defined tokens score 0, above every (log-probability) score.
             const double score = best[at].score +
                                  (vocab.type(id) == TokenType::UserDefined ? 0.0 : static_cast<double>(vocab.score(id)));
             if (score > best[at + len].score) best[at + len] = {id, at, score};
-        }
+        });
         if (!whole_char_token) {
             const double score = best[at].score + unknown_score_;
             if (score > best[at + char_len].score) best[at + char_len] = {vocab.unk(), at, score};

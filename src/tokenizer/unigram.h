@@ -31,9 +31,14 @@ public:
 private:
     bool matchable(const Vocab& vocab, int32_t id) const;
 
+    // Calls found(token id, length) for every matchable token that is a
+    // prefix of `text`, shortest first.
+    template <typename Found>
+    void each_prefix_token(const Vocab& vocab, std::string_view text, Found&& found) const;
+
     CharsMap charsmap_;
-    size_t max_token_len_ = 0;   // bytes of the longest matchable token
-    double unknown_score_ = 0;   // lowest normal score minus 10
+    std::vector<int32_t> by_text_;  // matchable token ids sorted by text: a trie walk by binary search
+    double unknown_score_ = 0;      // lowest normal score minus 10
 };
 
 }  // namespace tessera
