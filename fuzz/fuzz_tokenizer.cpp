@@ -1,34 +1,102 @@
 // libFuzzer target: encode arbitrary bytes with each vocabulary type (GPT-2
-// byte-level BPE and Llama SentencePiece from shared/fixtures/vocab), and
-// decode the same bytes read as token ids, whole and incrementally.
+// byte-level BPE and Llama SentencePiece from shared/fixtures/vocab; every
+// pre-tokenizer family, WordPiece and Unigram with its charsmap from the
+// committed goldens), and decode the same bytes read as token ids, whole and
+// incrementally.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gguf/gguf_file.h"
 #include "tokenizer/detokenizer.h"
+#include "tokenizer/pre_families.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace {
+
+void add_or_abort(std::vector<tessera::Tokenizer>& out, tessera::Expected<tessera::Tokenizer> tok, const std::string& what) {
+    if (!tok) {
+        std::fprintf(stderr, "fuzz_tokenizer: cannot load %s: %s\n", what.c_str(), tok.error().c_str());
+        std::abort();
+    }
+    out.push_back(std::move(*tok));
+}
+
+nlohmann::json golden_head(const std::string& file) {
+    std::ifstream f(TESSERA_SOURCE_DIR "/tests/golden/" + file);
+    std::string line;
+    std::getline(f, line);
+    return nlohmann::json::parse(line);
+}
+
+std::string base64_decode(const std::string& in) {
+    std::string out;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : in) {
+        const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char* at = c == '\0' ? nullptr : std::strchr(digits, c);
+        if (at == nullptr) continue;
+        acc = (acc << 6) | static_cast<uint32_t>(at - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        }
+    }
+    return out;
+}
 
 std::vector<tessera::Tokenizer> load_tokenizers() {
     const std::string dir = TESSERA_SOURCE_DIR "/../shared/fixtures/vocab/";
     std::vector<tessera::Tokenizer> out;
     for (const char* name : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf"}) {
         auto file = tessera::GgufFile::open(dir + name);
-        auto tok = file ? tessera::Tokenizer::from_gguf(*file) : tessera::Expected<tessera::Tokenizer>(file.status());
-        if (!tok) {
-            std::fprintf(stderr, "fuzz_tokenizer: cannot load %s: %s\n", name, tok.error().c_str());
-            std::abort();
-        }
-        out.push_back(std::move(*tok));
+        add_or_abort(out, file ? tessera::Tokenizer::from_gguf(*file) : tessera::Expected<tessera::Tokenizer>(file.status()),
+                     name);
     }
+    // One small byte-level BPE vocabulary under every pre-tokenizer name.
+    std::ifstream vf(TESSERA_SOURCE_DIR "/tests/golden/tokenizer_families/vocab.json");
+    const auto bpe = nlohmann::json::parse(vf);
+    for (std::string_view pre : tessera::known_pre_names()) {
+        tessera::VocabSpec s;
+        s.pre = std::string(pre);
+        s.tokens = bpe.at("tokens").get<std::vector<std::string>>();
+        s.merges = bpe.at("merges").get<std::vector<std::string>>();
+        auto v = tessera::Vocab::create(std::move(s));
+        add_or_abort(out, v ? tessera::Tokenizer::from_vocab(std::move(*v)) : tessera::Expected<tessera::Tokenizer>(v.status()),
+                     std::string(pre));
+    }
+    const auto wpm = golden_head("tokenizer_wordpiece.jsonl");
+    tessera::VocabSpec w;
+    w.kind = tessera::VocabKind::Wpm;
+    w.tokens = wpm.at("tokens").get<std::vector<std::string>>();
+    w.unk = wpm.at("unk").get<int32_t>();
+    auto wv = tessera::Vocab::create(std::move(w));
+    add_or_abort(out, wv ? tessera::Tokenizer::from_vocab(std::move(*wv)) : tessera::Expected<tessera::Tokenizer>(wv.status()),
+                 "wordpiece");
+    const auto ugm = golden_head("tokenizer_unigram.jsonl");
+    tessera::VocabSpec u;
+    u.kind = tessera::VocabKind::Ugm;
+    u.tokens = ugm.at("tokens").get<std::vector<std::string>>();
+    u.scores = ugm.at("scores").get<std::vector<float>>();
+    u.types = ugm.at("types").get<std::vector<int32_t>>();
+    u.unk = ugm.at("unk").get<int32_t>();
+    u.charsmap = base64_decode(ugm.at("charsmap").get<std::string>());
+    u.add_space_prefix = true;
+    u.remove_extra_whitespaces = true;
+    auto uv = tessera::Vocab::create(std::move(u));
+    add_or_abort(out, uv ? tessera::Tokenizer::from_vocab(std::move(*uv)) : tessera::Expected<tessera::Tokenizer>(uv.status()),
+                 "unigram");
     return out;
 }
 

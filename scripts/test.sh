@@ -12,6 +12,8 @@ bash scripts/setup.sh
 source "$(bash scripts/venv.sh)/bin/activate"
 export TESSERA_MODEL
 TESSERA_MODEL="$(pwd)/$(bash scripts/fetch_model.sh)"
+# llama.cpp's tokenizer suite (ggml-vocab-*.gguf), cached under models/ggml-vocab/.
+bash tools/fetch_vocab_suite.sh >/dev/null
 
 # JUnit reports of every run feed the skip summary at the end (a skip passes
 # in CTest and pytest alike); --no-tests=error: an empty test list fails.

@@ -35,7 +35,8 @@ def make_env():
     def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    # transformers enables the loopcontrols extension ({% break %}, {% continue %}).
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
@@ -296,6 +297,55 @@ CASES = [
     ("loop_nested", "{% for a in [1,2] %}{% for b in 'xy' %}{{ a }}{{ b }}{{ loop.index }}{% endfor %}{{ loop.index }} {% endfor %}", {}),
     ("loop_unpack_error", "{% for a, b in [[1,2,3]] %}{% endfor %}", {}),
     ("loop_none_error", "{% for x in n %}{% endfor %}", {"n": None}),
+    # loop controls (jinja2.ext.loopcontrols)
+    ("loop_break", "{% for x in range(10) %}{% if x == 3 %}{% break %}{% endif %}{{ x }}{% endfor %}|", {}),
+    ("loop_continue", "{% for x in range(6) %}{% if x is odd %}{% continue %}{% endif %}{{ x }}{{ loop.index }},{% endfor %}", {}),
+    ("loop_break_nested_inner_only", "{% for a in [1,2] %}{% for b in [1,2,3] %}{% if b == 2 %}{% break %}{% endif %}"
+                                     "{{ a }}{{ b }} {% endfor %}{{ a }}! {% endfor %}", {}),
+    ("loop_break_skips_else", "{% for x in [1,2] %}{% break %}{% else %}empty{% endfor %}done", {}),
+    # jinja2 runs a for loop's else unless some iteration reached the end of the body.
+    ("loop_continue_all_runs_else", "{% for x in [1,2] %}{% continue %}{% else %}else{% endfor %}", {}),
+    ("loop_break_second_skips_else", "{% for x in [1,2] %}{% if x == 2 %}{% break %}{% endif %}{{ x }}"
+                                     "{% else %}else{% endfor %}", {}),
+    ("loop_continue_with_filter", "{% for x in range(8) if x > 1 %}{% if x == 3 %}{% continue %}{% endif %}"
+                                  "{{ x }}{{ loop.last }} {% endfor %}", {}),
+    ("loop_break_after_namespace_update", "{% set ns = namespace(n=0) %}{% for m in ms %}{% set ns.n = ns.n + 1 %}"
+                                          "{% if m == 'stop' %}{% break %}{% endif %}{% endfor %}{{ ns.n }}",
+     {"ms": ["a", "b", "stop", "c"]}),
+    ("loop_control_ws", "{% for x in 'abc' %}\n  {%- if x == 'b' -%}\n  {% continue %}\n  {%- endif -%}\n  {{ x }}\n{% endfor %}", {}),
+    ("loop_continue_in_set_block", "{% for x in [1,2,3] %}{% set s %}{{ x }}{% if x == 2 %}{% continue %}{% endif %}"
+                                   "{% endset %}[{{ s }}]{% endfor %}", {}),
+    ("loop_break_outside_loop_error", "a{% break %}b", {}),
+    ("loop_continue_in_macro_error", "{% for x in [1] %}{% macro m() %}{% continue %}{% endmacro %}{{ m() }}{% endfor %}", {}),
+    ("loop_break_in_call_block_error", "{% macro w() %}{{ caller() }}{% endmacro %}{% for x in [1] %}{% call w() %}"
+                                       "{% break %}{% endcall %}{% endfor %}", {}),
+    # none in filters, tests and comparisons, as jinja2 treats it
+    ("none_capitalised_literals", "{{ None }} {{ True }} {{ False }} {{ x != None }} {{ n == None }} {{ n is none }}",
+     {"x": 1, "n": None}),
+    ("none_selectattr_tests", "{{ ms|selectattr('tool_calls', 'none')|list|length }} "
+                              "{{ ms|rejectattr('tool_calls', 'none')|list|length }} "
+                              "{{ ms|selectattr('tool_calls')|list|length }} {{ ms|selectattr('tool_calls', 'defined')|list|length }} "
+                              "{{ ms|selectattr('content', 'ne', none)|map(attribute='content')|join(',') }} "
+                              "{{ ms|selectattr('content', 'equalto', none)|list|length }}",
+     {"ms": [{"role": "user", "content": "a", "tool_calls": None}, {"role": "assistant", "content": None,
+                                                                      "tool_calls": [{"id": 1}]},
+             {"role": "tool", "content": "r"}]}),
+    ("none_select_reject", "{{ [none, 1, none, 0]|select('none')|list|length }} {{ [none, 1, 0]|reject('none')|list }} "
+                           "{{ [none, 1, '']|select|list }} {{ [none, 1]|reject|list }}", {}),
+    ("none_map_attribute", "{{ ms|map(attribute='content')|list }} {{ ms|map(attribute='x', default=none)|list }} "
+                           "{{ ms|map(attribute='content')|select('string')|join('+') }}",
+     {"ms": [{"content": "a"}, {"content": None}]}),
+    ("none_string_join", "{{ none|string }} {{ [none, 'a']|join(',') }} {{ none|tojson }} {{ none ~ '' }} "
+                         "{{ none|default('d') }} {{ none|default('d', true) }} {{ [1, none]|tojson }}", {}),
+    ("none_in_and_compare", "{{ none in [none] }} {{ none in [0] }} {{ none == none }} {{ none != 0 }} "
+                            "{{ 'y' if none else 'n' }} {{ none is not none }}", {}),
+    ("none_attr_of_none_value", "{{ m.tool_calls is none }} {{ m.tool_calls is defined }} {{ m.missing is none }} "
+                                "{{ m['tool_calls'] or 'empty' }}", {"m": {"tool_calls": None}}),
+    ("none_length_error", "{{ none|length }}", {}),
+    ("none_sort_error", "{{ [none, 1]|sort }}", {}),
+    ("none_selectattr_in_loop", "{% for m in ms|rejectattr('content', 'none') %}{{ m.content }};{% endfor %}"
+                                "{% for m in ms if m.content is not none %}{{ loop.index }}{% endfor %}",
+     {"ms": [{"content": None}, {"content": "x"}, {"content": None}, {"content": "y"}]}),
     # scoping
     ("set_in_loop_does_not_leak", "{% set x = 1 %}{% for i in range(3) %}{% set x = x + 10 %}{{ x }} {% endfor %}{{ x }}", {}),
     ("set_in_loop_per_iteration", "{% for i in range(3) %}{% if i == 0 %}{% set y = 5 %}{% endif %}[{{ y }}]{% endfor %}", {}),

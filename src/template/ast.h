@@ -48,7 +48,7 @@ struct Expr {
     bool negated = false;             // Test
 };
 
-enum class NodeKind { Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock };
+enum class NodeKind { Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, Break, Continue };
 
 struct Node;
 using NodePtr = std::unique_ptr<Node>;

@@ -1,7 +1,9 @@
 // Statement execution for the Renderer: output, if, for (with jinja2's loop
-// object and per-iteration scope), set, macros and call blocks, and the
+// object, per-iteration scope, break and continue), set, macros and call blocks, and the
 // bookkeeping that enforces the limits.
 #include "template/evaluator.h"
+
+#include <utility>
 
 #include "template/operators.h"
 #include "template/value_format.h"
@@ -64,7 +66,10 @@ Status Renderer::emit(std::string& out, const std::string& text, int line) {
 }
 
 Status Renderer::exec_body(const Body& body, const ScopePtr& scope, std::string& out) {
-    for (const NodePtr& node : body) TS_RETURN_IF_ERROR(exec(*node, scope, out));
+    for (const NodePtr& node : body) {
+        TS_RETURN_IF_ERROR(exec(*node, scope, out));
+        if (loop_signal_ != LoopSignal::None) break;
+    }
     return ok_status();
 }
 
@@ -102,9 +107,16 @@ Status Renderer::exec(const Node& node, const ScopePtr& scope, std::string& out)
             return ok_status();
         }
         case NodeKind::CallBlock: return exec_call_block(node, scope, out);
+        case NodeKind::Break:
+            loop_signal_ = LoopSignal::Break;
+            return ok_status();
+        case NodeKind::Continue:
+            loop_signal_ = LoopSignal::Continue;
+            return ok_status();
         case NodeKind::FilterBlock: {
             std::string captured;
             TS_RETURN_IF_ERROR(exec_body(node.body, scope, captured));
+            if (loop_signal_ != LoopSignal::None) return ok_status();  // left mid-block, as jinja2 does
             auto v = eval_filter_chain(*node.filter, Value::string(std::move(captured)), scope);
             if (!v) return v.status();
             return emit(out, to_str(*v), node.line);
@@ -146,8 +158,10 @@ Status Renderer::exec_for(const Node& node, const ScopePtr& scope, std::string& 
         }
         items.push_back(std::move(item));
     }
-    if (items.empty()) return exec_body(node.else_body, scope, out);
     const auto n = static_cast<int64_t>(items.size());
+    // jinja2 runs the else body unless some iteration reached the end of the
+    // loop body: so also when every iteration ended in break or continue.
+    bool body_completed = false;
     for (int64_t i = 0; i < n; ++i) {
         if (++iterations_ > limits_.max_loop_iterations) {
             return fail(node.line, "loop iteration limit reached (" + std::to_string(limits_.max_loop_iterations) + ")");
@@ -169,7 +183,11 @@ Status Renderer::exec_for(const Node& node, const ScopePtr& scope, std::string& 
         if (i + 1 < n) loop.set(Value::string("nextitem"), items[static_cast<size_t>(i + 1)]);
         frame->vars["loop"] = Value::dict(std::move(loop));
         TS_RETURN_IF_ERROR(exec_body(node.body, frame, out));
+        const LoopSignal signal = std::exchange(loop_signal_, LoopSignal::None);
+        if (signal == LoopSignal::Break) break;
+        if (signal == LoopSignal::None) body_completed = true;
     }
+    if (!body_completed) return exec_body(node.else_body, scope, out);
     return ok_status();
 }
 
@@ -194,6 +212,7 @@ Status Renderer::exec_set(const Node& node, const ScopePtr& scope, std::string& 
     }
     std::string captured;
     TS_RETURN_IF_ERROR(exec_body(node.body, scope, captured));
+    if (loop_signal_ != LoopSignal::None) return ok_status();  // left mid-block: nothing assigned
     Value value = Value::string(std::move(captured));
     if (node.filter) {
         auto v = eval_filter_chain(*node.filter, value, scope);

@@ -82,6 +82,10 @@ private:
     int64_t iterations_ = 0;
     int call_depth_ = 0;
     int eval_depth_ = 0;
+    // Set by {% break %} / {% continue %}: bodies stop running statements
+    // until the enclosing for loop takes the signal.
+    enum class LoopSignal { None, Break, Continue };
+    LoopSignal loop_signal_ = LoopSignal::None;
 };
 
 }  // namespace tessera::jinja

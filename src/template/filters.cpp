@@ -148,7 +148,9 @@ FilterResult do_map(const Value& input, const CallArgs& args, const BuiltinEnv& 
     if (!items) return items.status();
     ValueList out;
     if (const Value* attribute = args.get(99, "attribute")) {
+        // jinja2: default=none is the same as no default.
         const Value* dflt = args.get(99, "default");
+        if (dflt != nullptr && dflt->is_none()) dflt = nullptr;
         for (const Value& item : *items) {
             auto a = attr_path(item, to_str(*attribute));
             if (!a) return a.status();

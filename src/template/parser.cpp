@@ -62,6 +62,8 @@ Status Parser::parse_statement(Body& out) {
         TS_RETURN_IF_ERROR(parse_macro(node, name == "call"));
     } else if (name == "filter") {
         TS_RETURN_IF_ERROR(parse_filter_block(node));
+    } else if (name == "break" || name == "continue") {
+        TS_RETURN_IF_ERROR(parse_loop_control(node, name == "break"));
     } else {
         return error("unknown or unsupported tag '" + name + "'");
     }
@@ -116,10 +118,24 @@ Status Parser::parse_for(NodePtr& node) {
     if (is_name("recursive")) return error("recursive for loops are not supported");
     TS_RETURN_IF_ERROR(expect(TokenType::BlockEnd, "'%}'"));
     std::string which;
-    TS_RETURN_IF_ERROR(parse_until({"else", "endfor"}, node->body, which));
+    ++loop_depth_;  // the body only: break in a for's else leaves an outer loop
+    const Status body = parse_until({"else", "endfor"}, node->body, which);
+    --loop_depth_;
+    TS_RETURN_IF_ERROR(body);
     TS_RETURN_IF_ERROR(expect(TokenType::BlockEnd, "'%}'"));
     if (which == "else") return parse_end("endfor", node->else_body);
     return ok_status();
+}
+
+// {% break %} / {% continue %} (jinja2's loopcontrols extension, which
+// transformers enables); like jinja2, only inside a for loop's body.
+Status Parser::parse_loop_control(NodePtr& node, bool is_break) {
+    const char* tag = is_break ? "break" : "continue";
+    if (loop_depth_ == 0) return error(std::string("'") + tag + "' outside a for loop");
+    node = std::make_unique<Node>();
+    node->kind = is_break ? NodeKind::Break : NodeKind::Continue;
+    node->line = peek().line;
+    return expect(TokenType::BlockEnd, "'%}'");
 }
 
 Status Parser::parse_set(NodePtr& node) {
@@ -193,7 +209,11 @@ Status Parser::parse_macro(NodePtr& node, bool is_call) {
         TS_RETURN_IF_ERROR(parse_params(node->params));
     }
     TS_RETURN_IF_ERROR(expect(TokenType::BlockEnd, "'%}'"));
-    return parse_end(is_call ? "endcall" : "endmacro", node->body);
+    const int outer_loops = loop_depth_;
+    loop_depth_ = 0;  // a macro or call body is a function of its own
+    const Status body = parse_end(is_call ? "endcall" : "endmacro", node->body);
+    loop_depth_ = outer_loops;
+    return body;
 }
 
 Status Parser::parse_filter_block(NodePtr& node) {

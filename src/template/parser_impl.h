@@ -114,6 +114,7 @@ private:
     Status parse_set(NodePtr& node);
     Status parse_macro(NodePtr& node, bool is_call);
     Status parse_filter_block(NodePtr& node);
+    Status parse_loop_control(NodePtr& node, bool is_break);
     Status parse_params(std::vector<MacroParam>& params);
     Status parse_end(const char* end_name, Body& body);
 
@@ -146,6 +147,10 @@ private:
     size_t pos_ = 0;
     int max_nesting_;
     int depth_ = 0;
+    // for loops around the statement being parsed, within the current macro
+    // or call block body (jinja2 compiles those to functions, so a loop
+    // outside them does not count for break / continue).
+    int loop_depth_ = 0;
 };
 
 }  // namespace tessera::jinja

@@ -37,9 +37,15 @@ struct LaterFirst {
 
 }  // namespace
 
-Expected<BpeModel> BpeModel::create(const Vocab& vocab, bool ignore_merges) {
+Expected<BpeModel> BpeModel::create(const Vocab& vocab, bool ignore_merges, bool byte_fallback) {
     BpeModel m;
     m.ignore_merges_ = ignore_merges;
+    m.byte_fallback_ = byte_fallback;
+    for (int b = 0; b < 256; ++b) {
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        const char text[] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
+        m.byte_tokens_[static_cast<size_t>(b)] = vocab.find(std::string_view(text, sizeof(text)));
+    }
     const auto& merges = vocab.merges();
     m.merges_.reserve(merges.size());
     for (size_t i = 0; i < merges.size(); ++i) {
@@ -117,6 +123,11 @@ void BpeModel::encode_word(const Vocab& vocab, std::string_view word,
         const Symbol& s = symbols[static_cast<size_t>(i)];
         if (s.id != kNoToken) {
             out.push_back(s.id);
+        } else if (byte_fallback_) {
+            for (char c : word.substr(s.begin, s.size)) {
+                const int32_t b = byte_tokens_[static_cast<uint8_t>(c)];
+                if (b != kNoToken) out.push_back(b);
+            }
         } else if (vocab.unk() != kNoToken) {
             // Only reachable with a vocabulary that lacks some byte characters.
             out.push_back(vocab.unk());

@@ -1,6 +1,5 @@
-// PCRE2-backed pre-tokenizer (see pre_tokenizer.h). The pattern texts are the
-// well-known GPT-2 / Llama 3 / Qwen2 splitting expressions, chained the way
-// llama.cpp chains them for each tokenizer.ggml.pre value.
+// PCRE2-backed pre-tokenizer (see pre_tokenizer.h); the pattern chains per
+// tokenizer.ggml.pre value live in pre_families.cpp.
 #include "tokenizer/pre_tokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -9,6 +8,7 @@
 #include <array>
 
 #include "core/check.h"
+#include "tokenizer/pre_families.h"
 #include "tokenizer/utf8.h"
 
 namespace tessera {
@@ -49,46 +49,7 @@ std::string expand_whitespace(std::string_view pattern) {
     return out;
 }
 
-constexpr std::string_view kGpt2 =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
-constexpr std::string_view kLlama3 =
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
-    "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-constexpr std::string_view kQwen2 =
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
-    "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-
-bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
-    for (std::string_view n : names) {
-        if (name == n) return true;
-    }
-    return false;
-}
-
-// The pattern chain for a pre-tokenizer name; empty when the name is unknown.
-std::vector<std::string_view> chain_for(std::string_view pre, bool* ignore_merges) {
-    *ignore_merges = false;
-    if (pre == "default") {
-        return {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"};
-    }
-    if (one_of(pre, {"gpt-2", "mpt", "olmo", "jais"})) return {kGpt2};
-    if (is_llama3_pre(pre)) {
-        *ignore_merges = true;
-        return {kLlama3};
-    }
-    if (one_of(pre, {"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone",
-                     "minerva-7b"})) {
-        return {"\\p{N}", kGpt2};
-    }
-    if (one_of(pre, {"qwen2", "deepseek-r1-qwen", "megrez"})) return {kQwen2};
-    return {};
-}
-
 }  // namespace
-
-bool is_llama3_pre(std::string_view pre) {
-    return one_of(pre, {"llama3", "llama-v3", "llama-bpe", "falcon3"});
-}
 
 void MatchScratch::Deleter::operator()(void* data) const {
     pcre2_match_data_free(static_cast<pcre2_match_data*>(data));
@@ -137,8 +98,13 @@ void CompiledRegex::split(std::string_view text, Piece range, MatchScratch& scra
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
         const size_t m_begin = ov[0];
         const size_t m_end = ov[1];
-        if (m_end == m_begin) {  // empty match: step over one character
+        if (m_end == m_begin) {
+            // An empty match (a lookahead-only pattern such as SuperBPE's
+            // digit grouping) cuts the text there, as Hugging Face's Split and
+            // llama.cpp do; then the search steps over one character.
             if (m_begin >= length) break;
+            if (m_begin > done) out.emplace_back(range.first + done, m_begin - done);
+            done = m_begin;
             pos = m_begin + utf8_lead_length(static_cast<uint8_t>(subject[m_begin]));
             continue;
         }
@@ -150,13 +116,14 @@ void CompiledRegex::split(std::string_view text, Piece range, MatchScratch& scra
 }
 
 Expected<PreTokenizer> PreTokenizer::create(std::string_view pre) {
-    PreTokenizer p;
-    const std::vector<std::string_view> chain = chain_for(pre, &p.ignore_merges_);
-    if (chain.empty()) {
+    const PreFamily* family = find_pre_family(pre);
+    if (family == nullptr) {
         return Status::error("tokenizer: unknown pre-tokenizer tokenizer.ggml.pre = '" +
                              std::string(pre) + "'");
     }
-    for (std::string_view pattern : chain) {
+    PreTokenizer p;
+    p.family_ = family;
+    for (std::string_view pattern : family->chain) {
         auto r = CompiledRegex::compile(std::string(pattern));
         if (!r) return r.status();
         p.chain_.push_back(std::move(*r));

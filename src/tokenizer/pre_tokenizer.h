@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tokenizer/pre_families.h"
 
 namespace tessera {
 
@@ -35,7 +36,7 @@ public:
     static Expected<CompiledRegex> compile(const std::string& pattern);
 
     // Appends to `out` the pieces of text[begin, end): every match and every
-    // non-empty gap between matches, in order. The pattern sees only that
+    // non-empty gap between matches, in order; an empty match is a cut. The pattern sees only that
     // range (lookarounds do not look past it), as in llama.cpp.
     // `text` must be valid UTF-8. Should PCRE2 fail mid-way (a resource
     // limit), the rest of the range becomes one piece: degraded, never unsafe.
@@ -49,26 +50,21 @@ private:
     std::unique_ptr<void, Deleter> code_;  // pcre2_code_8
 };
 
-// The Llama 3 family of names (llama3, llama-v3, llama-bpe, falcon3), which
-// llama.cpp also gives add_bos = true by default.
-bool is_llama3_pre(std::string_view pre);
-
 class PreTokenizer {
 public:
-    // Known names: default, gpt-2, llama3 / llama-v3 / llama-bpe / falcon3,
-    // smollm (and the regex-equivalent starcoder, refact, command-r, codeshell,
-    // exaone, minerva), qwen2 / deepseek-r1-qwen / megrez.
+    // Known names: those of pre_families.h (llama.cpp's byte-level BPE
+    // families); any other name is an error.
     static Expected<PreTokenizer> create(std::string_view pre);
 
     // Splits valid UTF-8 text into words, as (offset, length) pairs into `text`.
     std::vector<Piece> split(std::string_view text) const;
 
-    // llama.cpp's Llama 3 type: a word that is itself a token skips merging.
-    bool ignore_merges() const { return ignore_merges_; }
+    // The table row (pre_families.h): merging and byte-level flags.
+    const PreFamily& family() const { return *family_; }
 
 private:
     std::vector<CompiledRegex> chain_;
-    bool ignore_merges_ = false;
+    const PreFamily* family_ = nullptr;  // static table entry
 };
 
 }  // namespace tessera

@@ -33,7 +33,7 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
     return out;
 }
 
-uint8_t parse_byte_token(std::string_view text) {  // "<0xXX>", checked at load
+uint8_t parse_byte_token(std::string_view text) {  // "<0xXX>", checked by is_byte_token_text
     auto nibble = [](char c) {
         if (c >= '0' && c <= '9') return c - '0';
         if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -54,10 +54,22 @@ Expected<Tokenizer> Tokenizer::from_gguf(const GgufFile& gguf) {
 
 Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
     Tokenizer t(std::move(vocab));
-    if (t.vocab_.kind() == VocabKind::Bpe) {
-        TS_RETURN_IF_ERROR(t.init_bpe());
-    } else {
-        t.spm_.emplace(t.vocab_);
+    switch (t.vocab_.kind()) {
+        case VocabKind::Bpe:
+            TS_RETURN_IF_ERROR(t.init_bpe());
+            break;
+        case VocabKind::Spm:
+            t.spm_.emplace(t.vocab_);
+            break;
+        case VocabKind::Wpm:
+            t.wpm_.emplace(t.vocab_);
+            break;
+        case VocabKind::Ugm: {
+            auto ugm = UnigramModel::create(t.vocab_);
+            if (!ugm) return ugm.status();
+            t.ugm_ = std::move(*ugm);
+            break;
+        }
     }
     t.init_pieces_and_eog();
     t.init_max_token_bytes();
@@ -67,7 +79,8 @@ Expected<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
 Status Tokenizer::init_bpe() {
     auto pre = PreTokenizer::create(vocab_.pre());
     if (!pre) return pre.status();
-    auto bpe = BpeModel::create(vocab_, pre->ignore_merges());
+    const PreFamily& family = pre->family();
+    auto bpe = BpeModel::create(vocab_, family.ignore_merges, !family.byte_level);
     if (!bpe) return bpe.status();
     pre_ = std::move(*pre);
     bpe_ = std::move(*bpe);
@@ -76,7 +89,9 @@ Status Tokenizer::init_bpe() {
 
 void Tokenizer::init_pieces_and_eog() {
     const int32_t n = vocab_.n_tokens();
-    const bool spm = vocab_.kind() == VocabKind::Spm;
+    // SentencePiece, WordPiece, Unigram and raw-UTF-8 BPE spell spaces as
+    // U+2581; byte-level BPE maps bytes.
+    const bool spm = vocab_.kind() != VocabKind::Bpe || !pre_->family().byte_level;
     pieces_.assign(static_cast<size_t>(n), std::string());
     for (int32_t id = 0; id < n; ++id) {
         const std::string& text = vocab_.text(id);
@@ -89,7 +104,7 @@ void Tokenizer::init_pieces_and_eog() {
                 piece = text;
                 break;
             case TokenType::Byte:
-                if (spm) piece.assign(1, static_cast<char>(parse_byte_token(text)));
+                if (is_byte_token_text(text)) piece.assign(1, static_cast<char>(parse_byte_token(text)));
                 break;
             default:  // control, unknown: rendered only on request; unused, undefined: never
                 break;
@@ -116,6 +131,12 @@ void Tokenizer::init_pieces_and_eog() {
 // grows (one U+FFFD per bad byte), and the stand-ins (<0xXX>, a one-byte
 // token, unk) cover one byte each.
 void Tokenizer::init_max_token_bytes() {
+    // WordPiece's and Unigram's normalisers drop characters and their unknown
+    // tokens stand for runs of input, so a token has no bound on the bytes it covers.
+    if (wpm_ || ugm_ || (pre_ && !pre_->family().byte_level)) {
+        max_token_bytes_ = 0;
+        return;
+    }
     size_t longest = 1;  // the byte a stand-in covers
     for (int32_t id = 0; id < vocab_.n_tokens(); ++id) {
         const std::string& text = vocab_.text(id);
@@ -154,20 +175,50 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, const EncodeOption
 
 void Tokenizer::encode_raw(std::string_view raw, bool prev_was_special,
                            std::vector<int32_t>& out) const {
+    if (ugm_) {  // normalises invalid UTF-8 itself, a U+FFFD per bad byte
+        ugm_->encode(vocab_, raw, out);
+        return;
+    }
     if (spm_) {
         std::string text = (vocab_.add_space_prefix() && prev_was_special) ? " " : "";
         text.append(raw);
         spm_->encode(vocab_, replace_all(text, " ", kSpmSpace), out);
         return;
     }
-    TS_CHECK(pre_ && bpe_);
     std::string repaired;
     if (!utf8_is_valid(raw)) {
         repaired = utf8_sanitize(raw);
         raw = repaired;
     }
+    if (wpm_) {
+        wpm_->encode(vocab_, raw, out);
+        return;
+    }
+    TS_CHECK(pre_ && bpe_);
+    if (!pre_->family().byte_level) {
+        encode_raw_utf8_bpe(raw, out);
+        return;
+    }
     for (const Piece& p : pre_->split(raw)) {
         bpe_->encode_word(vocab_, byte_map_.encode(raw.substr(p.first, p.second)), out);
+    }
+}
+
+// Gemma 4's BPE: spaces become U+2581, newline runs are cut off, and the
+// words merge over raw UTF-8 (no byte-to-unicode mapping).
+void Tokenizer::encode_raw_utf8_bpe(std::string_view raw, std::vector<int32_t>& out) const {
+    const std::string text = replace_all(raw, " ", kSpmSpace);
+    const PreFamily& family = pre_->family();
+    for (const Piece& p : pre_->split(text)) {
+        const std::string_view word = std::string_view(text).substr(p.first, p.second);
+        if (family.whole_newline_runs && word.find_first_not_of('\n') == std::string_view::npos) {
+            const int32_t id = vocab_.find(word);
+            if (id != kNoToken) {
+                out.push_back(id);
+                continue;
+            }
+        }
+        bpe_->encode_word(vocab_, word, out);
     }
 }
 

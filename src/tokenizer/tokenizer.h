@@ -1,5 +1,5 @@
 // The tokenizer the engine and server use: text <-> token ids for the model's
-// own vocabulary (SentencePiece BPE or byte-level BPE), built from GGUF
+// own vocabulary (SentencePiece BPE, byte-level BPE, WordPiece or Unigram), built from GGUF
 // metadata, with llama.cpp's handling of special tokens and added BOS/EOS.
 #pragma once
 
@@ -17,7 +17,9 @@
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/special_split.h"
 #include "tokenizer/spm.h"
+#include "tokenizer/unigram.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/wordpiece.h"
 
 namespace tessera {
 
@@ -39,7 +41,7 @@ public:
     static Expected<Tokenizer> from_gguf(const GgufFile& gguf);
     static Expected<Tokenizer> from_vocab(Vocab vocab);
 
-    // Text (any bytes) -> ids. Byte-level BPE replaces each byte of invalid
+    // Text (any bytes) -> ids. Byte-level BPE and WordPiece replace each byte of invalid
     // UTF-8 with U+FFFD first (as llama.cpp does); SentencePiece keeps the
     // bytes via <0xXX> tokens.
     std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options) const;
@@ -86,6 +88,7 @@ public:
 private:
     explicit Tokenizer(Vocab vocab);
     void encode_raw(std::string_view raw, bool prev_was_special, std::vector<int32_t>& out) const;
+    void encode_raw_utf8_bpe(std::string_view raw, std::vector<int32_t>& out) const;
     Status init_bpe();
     void init_pieces_and_eog();
     void init_max_token_bytes();
@@ -96,6 +99,8 @@ private:
     std::optional<PreTokenizer> pre_;  // byte-level BPE only
     std::optional<BpeModel> bpe_;      // byte-level BPE only
     std::optional<SpmModel> spm_;      // SentencePiece only
+    std::optional<WordPieceModel> wpm_;  // WordPiece only
+    std::optional<UnigramModel> ugm_;    // Unigram only
     std::vector<std::string> pieces_;  // [n_vocab] bytes of each token (special -> "")
     std::vector<bool> eog_;            // [n_vocab]
     int32_t eot_ = kNoToken;

@@ -6,14 +6,14 @@
 
 namespace tessera {
 
-namespace {
-
 bool is_byte_token_text(std::string_view t) {
     auto hex = [](char c) {
         return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
     };
     return t.size() == 6 && t.substr(0, 3) == "<0x" && hex(t[3]) && hex(t[4]) && t[5] == '>';
 }
+
+namespace {
 
 Status check_id(const char* name, int64_t id, size_t n_tokens) {
     if (id == kNoToken) return ok_status();

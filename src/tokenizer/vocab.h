@@ -30,9 +30,14 @@ enum class TokenType : int32_t {
 enum class VocabKind {
     Spm,  // tokenizer.ggml.model = "llama": SentencePiece BPE with scores
     Bpe,  // tokenizer.ggml.model = "gpt2": byte-level BPE with merges
+    Wpm,  // tokenizer.ggml.model = "bert": WordPiece, U+2581 marks word starts
+    Ugm,  // tokenizer.ggml.model = "t5": SentencePiece Unigram with scores
 };
 
 inline constexpr int32_t kNoToken = -1;
+
+// A byte token's text: "<0xXX>" with two hex digits.
+bool is_byte_token_text(std::string_view text);
 
 // Everything the metadata says, before validation. Tests build these directly.
 struct VocabSpec {
@@ -51,6 +56,13 @@ struct VocabSpec {
     bool add_bos = false;
     bool add_eos = false;
     bool add_space_prefix = false;
+    // WordPiece's BERT normaliser (tokenizer.ggml.normalizer.*).
+    bool lowercase = true;
+    bool strip_accents = true;
+    // Unigram: tokenizer.ggml.precompiled_charsmap (bytes) and whether runs of
+    // spaces collapse (tokenizer.ggml.remove_extra_whitespaces).
+    std::string charsmap;
+    bool remove_extra_whitespaces = false;
 };
 
 struct StringHash {
@@ -86,6 +98,10 @@ public:
     bool add_bos() const { return spec_.add_bos; }
     bool add_eos() const { return spec_.add_eos; }
     bool add_space_prefix() const { return spec_.add_space_prefix; }
+    bool lowercase() const { return spec_.lowercase; }
+    bool strip_accents() const { return spec_.strip_accents; }
+    const std::string& charsmap() const { return spec_.charsmap; }
+    bool remove_extra_whitespaces() const { return spec_.remove_extra_whitespaces; }
 
 private:
     Status validate_and_index();

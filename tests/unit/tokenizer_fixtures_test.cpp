@@ -5,47 +5,17 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fixtures.h"
+#include "tokenizer_test_util.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace tessera {
 namespace {
-
-std::string read_all(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-struct Case {
-    std::string text;
-    std::vector<int32_t> ids;
-};
-
-// .inp: each case followed by "\n__ggml_vocab_test__\n"; .out: one line of ids per case.
-std::vector<Case> read_cases(const std::string& base) {
-    const std::string inp = read_all(base + ".inp");
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<Case> cases;
-    for (size_t pos = 0, hit; (hit = inp.find(sep, pos)) != std::string::npos; pos = hit + sep.size()) {
-        cases.push_back({inp.substr(pos, hit - pos), {}});
-    }
-    std::istringstream out(read_all(base + ".out"));
-    std::string line;
-    for (Case& c : cases) {
-        std::getline(out, line);
-        std::istringstream ls(line);
-        for (int32_t id; ls >> id;) c.ids.push_back(id);
-    }
-    return cases;
-}
 
 class FixtureTest : public ::testing::TestWithParam<std::string> {
 protected:
@@ -59,10 +29,10 @@ TEST_P(FixtureTest, EveryCaseMatchesLlamaCpp) {
     ASSERT_TRUE(gguf.ok()) << gguf.error();
     auto tok = Tokenizer::from_gguf(*gguf);
     ASSERT_TRUE(tok.ok()) << tok.error();
-    const auto cases = read_cases(base);
+    const auto cases = test::read_vocab_cases(base);
     ASSERT_GE(cases.size(), 40u);
     int mismatches = 0;
-    for (const Case& c : cases) {
+    for (const test::VocabCase& c : cases) {
         const auto ids = tok->encode(c.text, {});
         if (ids != c.ids) ++mismatches;
         EXPECT_EQ(ids, c.ids) << "text: [" << c.text << "]";

@@ -77,7 +77,7 @@ TEST(PreTokenizer, DigitAndLlama3Rules) {
     EXPECT_EQ(split_words(*smollm, "x 123"), (std::vector<std::string>{"x", " ", "1", "2", "3"}));
     auto llama3 = PreTokenizer::create("llama-bpe");
     ASSERT_TRUE(llama3.ok());
-    EXPECT_TRUE(llama3->ignore_merges());
+    EXPECT_TRUE(llama3->family().ignore_merges);
     EXPECT_EQ(split_words(*llama3, "12345 I'M"), (std::vector<std::string>{"123", "45", " I", "'M"}));
     auto qwen2 = PreTokenizer::create("qwen2");
     ASSERT_TRUE(qwen2.ok());
