@@ -5,6 +5,9 @@
 //    are options of the shared attention block, driven by which weights exist.
 //  - arch_gemma.cpp: gemma2 and gemma3: sliding-window layers interleaved with
 //    global ones, norms before and after attention and FFN, GeGLU.
+//  - arch_moe.cpp: qwen3moe, olmoe and mixtral (llama with experts): llama's
+//    layer with routed experts (model/moe_ffn.h) in place of the dense FFN.
+//  - arch_qwen2moe.cpp: qwen2moe: the same plus its gated shared expert.
 // Embedding scaling and final soft-capping are in Model::forward_batch.
 #pragma once
 
@@ -16,13 +19,21 @@ using LayerGraph = void (*)(ForwardPass& p, int layer);
 
 void llama_layer(ForwardPass& p, int layer);
 void gemma_layer(ForwardPass& p, int layer);
+void moe_layer(ForwardPass& p, int layer);
+void qwen2moe_layer(ForwardPass& p, int layer);
 
-inline LayerGraph layer_graph(ArchKind kind) {
-    switch (kind) {
+inline LayerGraph layer_graph(const ModelConfig& c) {
+    switch (c.kind) {
         case ArchKind::Gemma2:
         case ArchKind::Gemma3:
             return gemma_layer;
+        case ArchKind::Qwen2Moe:
+            return qwen2moe_layer;
+        case ArchKind::Qwen3Moe:
+        case ArchKind::Olmoe:
+            return moe_layer;
         case ArchKind::Llama:
+            return c.is_moe() ? moe_layer : llama_layer;
         case ArchKind::Qwen2:
         case ArchKind::Qwen3:
         case ArchKind::Phi3:

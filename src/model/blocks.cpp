@@ -51,7 +51,10 @@ void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const st
                 add_inplace(k, w.bk, c.kv_dim());
                 add_inplace(v, w.bv, c.kv_dim());
             }
-            if (w.q_norm) {  // each head's [head_dim] slice is a row
+            if (w.q_norm && c.qk_norm_full) {  // olmoe: the whole projection is one row
+                rmsnorm(q, w.q_norm, q, 1, c.q_dim(), c.norm_eps);
+                rmsnorm(k, w.k_norm, k, 1, c.kv_dim(), c.norm_eps);
+            } else if (w.q_norm) {  // each head's [head_dim] slice is a row
                 rmsnorm(q, w.q_norm, q, c.n_head, c.head_dim, c.norm_eps);
                 rmsnorm(k, w.k_norm, k, c.n_head_kv, c.head_dim, c.norm_eps);
             }

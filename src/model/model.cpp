@@ -23,7 +23,9 @@ constexpr int64_t kChunk = 256;
 
 Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
     : file_(std::move(file)), config_(std::move(config)), weights_(std::move(weights)),
-      ws_(std::make_unique<ForwardWorkspace>()) {}
+      ws_(std::make_unique<ForwardWorkspace>()) {
+    if (config_.is_moe()) moe_counters_ = std::make_unique<MoeCounters>(config_.n_layer, config_.n_expert);
+}
 
 Model::~Model() = default;
 
@@ -119,8 +121,8 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
         const float scale = std::sqrt(static_cast<float>(c.n_embd));
         for (int64_t i = 0; i < n * c.n_embd; ++i) ws.x[static_cast<size_t>(i)] *= scale;
     }
-    ForwardPass pass{c, weights_, ws, batch, cache, pool, n};
-    const LayerGraph layer = layer_graph(c.kind);
+    ForwardPass pass{c, weights_, ws, batch, cache, pool, n, moe_counters_.get()};
+    const LayerGraph layer = layer_graph(c);
     for (int l = 0; l < c.n_layer; ++l) layer(pass, l);
     // Only rows whose logits are wanted go through the (large) output head.
     int64_t n_out = 0;
