@@ -12,22 +12,21 @@
 namespace tessera {
 namespace {
 
-// out = down(silu(gate · x) * (up · x)) for `rows` rows of x.
-void swiglu_ffn(ForwardPass& p, const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
-                const float* x, int64_t rows, float* gate_buf, float* up_buf, float* out) {
-    std::vector<uint8_t>& scratch = p.ws.scratch;
+// out = down(silu(gate · x) * (up · x)) for `rows` rows of x, on `pool`.
+void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, const WeightMatrix& gate, const WeightMatrix& up,
+                const WeightMatrix& down, const float* x, int64_t rows, float* gate_buf, float* up_buf, float* out) {
     if (can_group(gate, up)) {
         const MatmulOut gate_up[] = {{&gate, gate_buf}, {&up, up_buf}};
-        matmul_group(gate_up, x, rows, p.pool, scratch);
+        matmul_group(gate_up, x, rows, pool, scratch);
     } else {
-        matmul(gate, x, rows, gate_buf, p.pool, scratch);
-        matmul(up, x, rows, up_buf, p.pool, scratch);
+        matmul(gate, x, rows, gate_buf, pool, scratch);
+        matmul(up, x, rows, up_buf, pool, scratch);
     }
     const int64_t n_ff = gate.rows;
-    for_token_ranges(p.pool, rows, [&](int, int64_t begin, int64_t end) {
+    for_token_ranges(pool, rows, [&](int, int64_t begin, int64_t end) {
         swiglu_inplace(gate_buf + begin * n_ff, up_buf + begin * n_ff, (end - begin) * n_ff);
     });
-    matmul(down, gate_buf, rows, out, p.pool, scratch);
+    matmul(down, gate_buf, rows, out, pool, scratch);
 }
 
 // Routes every token and lays the (token, expert) pairs out by expert:
@@ -58,6 +57,31 @@ void route_and_group(ForwardPass& p, const ExpertWeights& m) {
     ws.first_slot[0] = 0;
 }
 
+// Hands the used experts to the pool's threads, each to the thread with the
+// fewest rows so far.
+void plan_lanes(ForwardPass& p) {
+    MoeWorkspace& ws = p.ws.moe;
+    if (ws.lanes.size() != static_cast<size_t>(p.pool.size())) {  // first step only
+        ws.lanes.resize(static_cast<size_t>(p.pool.size()));
+        for (ExpertLane& lane : ws.lanes) {
+            lane.solo = std::make_unique<ThreadPool>(1);
+            lane.experts.reserve(static_cast<size_t>(p.c.n_expert));
+        }
+    }
+    for (ExpertLane& lane : ws.lanes) {
+        lane.experts.clear();
+        lane.rows = 0;
+    }
+    for (int32_t e = 0; e < p.c.n_expert; ++e) {
+        const int64_t rows = ws.first_slot[e + 1] - ws.first_slot[e];
+        if (rows == 0) continue;
+        ExpertLane* least = &ws.lanes[0];
+        for (ExpertLane& lane : ws.lanes) least = lane.rows < least->rows ? &lane : least;
+        least->experts.push_back(e);
+        least->rows += rows;
+    }
+}
+
 }  // namespace
 
 void moe_ffn_block(ForwardPass& p, int layer) {
@@ -72,12 +96,31 @@ void moe_ffn_block(ForwardPass& p, int layer) {
             std::memcpy(ws.x.data() + s * d, h + static_cast<int64_t>(ws.token_of[s]) * d, d * sizeof(float));
         }
     });
-    for (int32_t e = 0; e < c.n_expert; ++e) {
+    // Expert e's FFN over its block of rows; experts no token chose are not touched.
+    auto run_expert = [&](int32_t e, ThreadPool& pool, std::vector<uint8_t>& scratch) {
         const int64_t first = ws.first_slot[e], rows = ws.first_slot[e + 1] - first;
-        if (rows == 0) continue;  // not chosen by any token: its weights are not touched
-        swiglu_ffn(p, m.gate[e], m.up[e], m.down[e], ws.x.data() + first * d, rows, ws.gate.data() + first * n_ff,
-                   ws.up.data() + first * n_ff, ws.y.data() + first * d);
+        swiglu_ffn(pool, scratch, m.gate[e], m.up[e], m.down[e], ws.x.data() + first * d, rows,
+                   ws.gate.data() + first * n_ff, ws.up.data() + first * n_ff, ws.y.data() + first * d);
         if (p.moe_counters != nullptr) p.moe_counters->record_pass(layer, e, rows);
+    };
+    int32_t used = 0;
+    for (int32_t e = 0; e < c.n_expert; ++e) used += ws.first_slot[e + 1] > ws.first_slot[e];
+    // With at least two used experts per thread, whole experts go to the
+    // threads: one parallel region for the layer's experts instead of two
+    // per expert, whose wake-ups and joins dominated a decode step (each
+    // expert is small). With fewer, each expert's rows are split over the
+    // pool. The bits are the same either way (matmul results do not depend
+    // on the pool).
+    if (p.pool.size() > 1 && used >= 2 * p.pool.size()) {
+        plan_lanes(p);
+        p.pool.run([&](int idx, int) {
+            ExpertLane& lane = ws.lanes[static_cast<size_t>(idx)];
+            for (int32_t e : lane.experts) run_expert(e, *lane.solo, lane.scratch);
+        });
+    } else {
+        for (int32_t e = 0; e < c.n_expert; ++e) {
+            if (ws.first_slot[e + 1] > ws.first_slot[e]) run_expert(e, p.pool, p.ws.scratch);
+        }
     }
     float* proj = p.ws.proj.data();
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
@@ -98,8 +141,8 @@ void shared_expert_block(ForwardPass& p, int layer) {
     MoeWorkspace& ws = p.ws.moe;
     const int64_t n = p.n, d = p.c.n_embd;
     matmul(m.gate_inp_shexp, p.ws.h.data(), n, ws.shexp_gate.data(), p.pool, p.ws.scratch);
-    swiglu_ffn(p, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(), ws.up.data(),
-               ws.y.data());
+    swiglu_ffn(p.pool, p.ws.scratch, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(),
+               ws.up.data(), ws.y.data());
     float* proj = p.ws.proj.data();
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {

@@ -5,11 +5,22 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "model/model_config.h"
 
 namespace tessera {
+
+// One pool thread's share of an expert-parallel step (model/moe_ffn.cpp):
+// whole experts, run through a one-thread pool with their own matmul scratch.
+struct ExpertLane {
+    std::unique_ptr<ThreadPool> solo;
+    std::vector<uint8_t> scratch;
+    std::vector<int32_t> experts;
+    int64_t rows = 0;
+};
 
 struct MoeWorkspace {
     std::vector<float> router_logits;   // [n, n_expert]
@@ -23,6 +34,7 @@ struct MoeWorkspace {
     std::vector<float> gate, up;        // [n * k, n_ff_exp] (also [n, n_ff_shexp] for the shared expert)
     std::vector<float> y;               // [n * k, n_embd] expert outputs, by slot
     std::vector<float> shexp_gate;      // [n] shared expert gate logits
+    std::vector<ExpertLane> lanes;      // [pool threads], made on the first expert-parallel step
 
     // Grows (never shrinks), as ForwardWorkspace does.
     void reserve(const ModelConfig& c, int64_t n) {
