@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # Writes random-weight mixture-of-experts GGUF models in llama.cpp's layout
-# (qwen3moe, qwen2moe, olmoe, and mixtral = llama with experts): tiny ones
+# (qwen3moe, qwen2moe, olmoe, granitemoe, and mixtral = llama with experts): tiny ones
 # that tests/e2e/test_moe.py runs through `tessera logits` and through the
 # NumPy reference (tools/reference_forward.py), and an OLMoE-like shape
 # (64 experts, top-8) for docs/BENCHMARKS.md.
-"""Usage: make_random_moe.py --arch qwen3moe|qwen2moe|olmoe|mixtral --out FILE.gguf
+"""Usage: make_random_moe.py --arch qwen3moe|qwen2moe|olmoe|granitemoe|mixtral --out FILE.gguf
                           [--shape tiny|bench] [--wtype F32|F16|Q8_0|Q4_0|Q4_K|...]
 
 Expert matrices are 3-D tensors (ffn_{gate,up,down}_exps: n_expert 2-D
@@ -36,7 +36,9 @@ ARCHS = {
     "qwen2moe": ("qwen2moe", 4, 2, 64, 8, 2, 1e-6, 1000000.0),
     "olmoe": ("olmoe", 4, 2, 64, 8, 2, 1e-5, 10000.0),
     "mixtral": ("llama", 8, 2, 32, 8, 2, 1e-5, 1000000.0),
+    "granitemoe": ("granitemoe", 4, 2, 64, 8, 2, 1e-6, 10000.0),
 }
+GRANITE_SCALES = tiny.GRANITE_SCALES  # granitemoe's multipliers, as the dense granite's
 # name -> (n_vocab or 0 for the tiny 300-token vocab, n_embd, n_layer, n_ff_exp, n_ff_shexp, experts, used, n_head, kv)
 SHAPES = {
     "tiny": (0, tiny.N_EMBD, 2, 256, 256, None, None, None, None),
@@ -60,10 +62,10 @@ def write_model(out: str, arch_name: str, shape: str = "tiny", wtype: str = "F32
     w.add_context_length(tiny.N_CTX if shape == "tiny" else 4096)
     w.add_embedding_length(n_embd)
     w.add_block_count(n_layer)
-    # mixtral and olmoe read each expert's width from feed_forward_length;
+    # mixtral, olmoe and granitemoe read each expert's width from feed_forward_length;
     # the qwen MoE files carry a (here unused) dense width there and the
     # expert widths in their own keys.
-    w.add_feed_forward_length(n_ff_exp if arch_name in ("mixtral", "olmoe") else 4 * n_embd)
+    w.add_feed_forward_length(n_ff_exp if arch_name in ("mixtral", "olmoe", "granitemoe") else 4 * n_embd)
     if arch_name in ("qwen3moe", "qwen2moe"):
         w.add_expert_feed_forward_length(n_ff_exp)
     if arch_name == "qwen2moe":
@@ -75,6 +77,12 @@ def write_model(out: str, arch_name: str, shape: str = "tiny", wtype: str = "F32
     w.add_layer_norm_rms_eps(eps)
     w.add_rope_freq_base(base)
     w.add_rope_dimension_count(hd)
+    if arch_name == "granitemoe":
+        emb, res, logit, attn = GRANITE_SCALES
+        w.add_embedding_scale(emb)
+        w.add_residual_scale(res)
+        w.add_logit_scale(logit)
+        w.add_attention_scale(attn)
     if n_head * hd != n_embd:
         w.add_key_length(hd)
         w.add_value_length(hd)

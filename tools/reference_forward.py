@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # An independent float64 NumPy forward pass for llama, qwen2, qwen3, gemma2,
 # gemma3 and phi3 GGUF models and the mixture-of-experts qwen2moe, qwen3moe,
-# olmoe and mixtral (llama with experts), written from the Hugging Face model
-# definitions (modeling_llama/qwen2/qwen3/gemma2/gemma3/phi3/qwen2_moe/
-# qwen3_moe/olmoe/mixtral.py). It shares no code with the C++ engine, so agreement between the two
+# olmoe, mixtral (llama with experts), granite and granitemoe, written from
+# the Hugging Face model definitions (modeling_llama/qwen2/qwen3/gemma2/
+# gemma3/phi3/qwen2_moe/qwen3_moe/olmoe/mixtral/granite/granitemoe.py). It shares no code with the C++ engine, so agreement between the two
 # on tiny random models is evidence that both implement the same network.
 """Usage: reference_forward.py MODEL.gguf --tokens 1,5,9 [--out logits.npy]
 
@@ -22,11 +22,13 @@ from gguf import GGMLQuantizationType as QT
 
 # as llama.cpp assigns per architecture
 ROPE_MODE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox", "gemma2": "neox", "gemma3": "neox",
-             "phi3": "neox", "qwen2moe": "neox", "qwen3moe": "neox", "olmoe": "neox"}
+             "phi3": "neox", "qwen2moe": "neox", "qwen3moe": "neox", "olmoe": "neox",
+             "granite": "normal", "granitemoe": "normal"}
 # Whether the top-k routing weights are renormalised to sum to one when the
 # file has no expert_weights_norm key (HF norm_topk_prob; Mixtral's softmax
 # over the chosen logits is the same thing), as llama.cpp reads these files.
-MOE_NORM_TOPK = {"llama": True, "qwen3moe": True, "qwen2moe": False, "olmoe": False}
+MOE_NORM_TOPK = {"llama": True, "qwen3moe": True, "qwen2moe": False, "olmoe": False, "granitemoe": True}
+GRANITE = ("granite", "granitemoe")
 GEMMA = ("gemma2", "gemma3")
 # Gemma3's local (sliding-window) layers use this RoPE base, unscaled
 # (HF: rope_local_base_freq); its global layers use rope.freq_base.
@@ -60,6 +62,12 @@ class Config:
     n_expert_used: int = 0
     norm_topk: bool = False
     shared_expert: bool = True   # qwen2moe's (tests turn it off to show it matters)
+    # Granite's multipliers (modeling_granite: embedding_multiplier,
+    # residual_multiplier, logits_scaling, attention_multiplier); 0: none.
+    embedding_scale: float = 0.0
+    residual_scale: float = 0.0
+    logit_scale: float = 0.0
+    attn_scale: float = 0.0
 
 
 class Model:
@@ -111,6 +119,12 @@ class Model:
         if arch in MOE_NORM_TOPK and int(self.field(f"{arch}.expert_count", 0)) > 0:
             moe = dict(n_expert_used=int(self.field(f"{arch}.expert_used_count")),
                        norm_topk=bool(self.field(f"{arch}.expert_weights_norm", MOE_NORM_TOPK[arch])))
+        granite = {}
+        if arch in GRANITE:
+            granite = dict(embedding_scale=float(self.field(f"{arch}.embedding_scale", 1.0)),
+                           residual_scale=float(self.field(f"{arch}.residual_scale", 1.0)),
+                           logit_scale=float(self.field(f"{arch}.logit_scale", 1.0)),
+                           attn_scale=float(self.field(f"{arch}.attention.scale", head_dim ** -0.5)))
         return Config(
             arch=arch, n_embd=n_embd, n_layer=n_layer,
             n_head=n_head, n_head_kv=int(self.field(f"{arch}.attention.head_count_kv", n_head)),
@@ -120,7 +134,7 @@ class Model:
             freq_scale=1.0 / factor if scale_type in ("linear", "yarn") and factor > 0 else 1.0,
             rope_mode=ROPE_MODE[arch], yarn=scale_type == "yarn",
             n_ctx_orig=int(self.field(f"{arch}.rope.scaling.original_context_length", n_ctx_train)),
-            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64), **gemma, **moe)
+            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64), **gemma, **moe, **granite)
 
     def has(self, name: str) -> bool:
         return name in self.tensors
@@ -243,17 +257,20 @@ def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     q = rope(q, positions, cfg)
     k = rope(k, positions, cfg)
     v = proj["v"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
-    x = x + m.linear(attention(q, k, v), p + "attn_output.weight")
+    if cfg.attn_scale:  # granite: scores scaled by attention_multiplier instead of 1/sqrt(head_dim)
+        q = q * (cfg.attn_scale * np.sqrt(cfg.head_dim))
+    residual = cfg.residual_scale or 1.0  # granite scales each branch before adding it
+    x = x + residual * m.linear(attention(q, k, v), p + "attn_output.weight")
     h = rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
     if m.has(p + "ffn_gate_inp.weight"):
-        return x + moe_ffn(m, i, h)
+        return x + residual * moe_ffn(m, i, h)
     if cfg.arch == "phi3":  # Phi3MLP's gate_up_proj, chunked in two: gate, then up
         gate, up = np.split(m.linear(h, p + "ffn_up.weight"), 2, axis=-1)
     else:
         gate = m.linear(h, p + "ffn_gate.weight")
         up = m.linear(h, p + "ffn_up.weight")
     silu = gate / (1.0 + np.exp(-gate))
-    return x + m.linear(silu * up, p + "ffn_down.weight")
+    return x + residual * m.linear(silu * up, p + "ffn_down.weight")
 
 
 # ------------------------------------------------------------ mixture of experts
@@ -376,6 +393,8 @@ def hidden_states(m: Model, tokens: list[int]) -> np.ndarray:
     gemma = m.cfg.arch in GEMMA
     if gemma:
         x = x * np.sqrt(m.cfg.n_embd)  # the embedding normalizer
+    if m.cfg.embedding_scale:
+        x = x * m.cfg.embedding_scale
     for i in range(m.cfg.n_layer):
         x = gemma_layer(m, i, x, positions) if gemma else layer(m, i, x, positions)
     norm = gemma_rms_norm if gemma else rms_norm
@@ -388,6 +407,8 @@ def forward(m: Model, tokens: list[int]) -> np.ndarray:
     logits = m.linear(hidden_states(m, tokens), out)
     if m.cfg.final_softcap:
         logits = m.cfg.final_softcap * np.tanh(logits / m.cfg.final_softcap)
+    if m.cfg.logit_scale:
+        logits = logits / m.cfg.logit_scale
     return logits
 
 

@@ -19,8 +19,13 @@ void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out)
 void add_residual(ForwardPass& p) {
     const int64_t d = p.c.n_embd;
     ForwardWorkspace& ws = p.ws;
+    const float scale = p.c.residual_scale;
     for_token_ranges(p.pool, p.n, [&](int, int64_t begin, int64_t end) {
-        add_inplace(ws.x.data() + begin * d, ws.proj.data() + begin * d, (end - begin) * d);
+        if (scale == 1.0f) {
+            add_inplace(ws.x.data() + begin * d, ws.proj.data() + begin * d, (end - begin) * d);
+            return;
+        }
+        for (int64_t i = begin * d; i < end * d; ++i) ws.x[i] += scale * ws.proj[i];  // granite
     });
 }
 

@@ -16,7 +16,7 @@ namespace tessera {
 // out = RMSNorm(in) * weight, row by row over n_embd; in and out may alias.
 void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out);
 
-// ws.x += ws.proj.
+// ws.x += ws.proj (times config.residual_scale when it is not 1: granite).
 void add_residual(ForwardPass& p);
 
 // Self-attention of one layer: Q/K/V projections of ws.h (+ bias when the

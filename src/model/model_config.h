@@ -14,10 +14,11 @@ namespace tessera {
 
 // The forward graph a model runs (model/arch_*.cpp, one file per family).
 // llama with expert_count > 0 (mixtral) stays Llama: is_moe() tells them apart.
-enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe };
+enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe, Granite, GraniteMoe };
 
 struct ModelConfig {
-    std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "olmoe"
+    std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "olmoe",
+                       // "granite", "granitemoe"
     ArchKind kind = ArchKind::Llama;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -33,6 +34,12 @@ struct ModelConfig {
     bool qk_norm_full = false;  // RMSNorm of the whole Q and K projections instead (olmoe)
     RopeParams rope;        // freq_factors filled from the rope_freqs tensor if present
     float attn_scale = 0;   // query scale, 1/sqrt(head_dim) unless the architecture says otherwise
+    // Multipliers (1 = none): embeddings times embedding_scale (gemma:
+    // sqrt(n_embd); granite: its key), each residual branch times
+    // residual_scale and the logits divided by logit_scale (granite).
+    float embedding_scale = 1.0f;
+    float residual_scale = 1.0f;
+    float logit_scale = 1.0f;
 
     // Gemma2/3 only (0 = off for the others).
     float attn_softcap = 0;     // attention logit soft-capping (gemma2)

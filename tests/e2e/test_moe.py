@@ -1,9 +1,11 @@
-# Mixture-of-experts architectures (qwen3moe, qwen2moe, olmoe, mixtral):
+# Mixture-of-experts architectures (qwen3moe, qwen2moe, olmoe, granitemoe,
+# mixtral):
 # tiny random-weight models (tools/make_random_moe.py) run through
 # `tessera logits` and through the independent NumPy reference
 # (tools/reference_forward.py) must give the same logits on several
 # prompts, and each MoE feature the reference implements (top-k, the
-# renormalisation, the shared expert, olmoe's QK-norm) must matter: turning it
+# renormalisation, the shared expert, olmoe's QK-norm, granite's multipliers)
+# must matter: turning it
 # off in the reference moves the logits past the tolerance.
 import pathlib
 import subprocess
@@ -16,6 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 import make_random_moe as moe  # noqa: E402
+import make_tiny_model as tiny  # noqa: E402
 import reference_forward as ref  # noqa: E402
 from test_arch_coverage import assert_logits_match, run_tessera, tolerance  # noqa: E402
 
@@ -30,13 +33,15 @@ CASES = [dict(arch=a, wtype="F32") for a in ARCHS] + [
     dict(arch="qwen2moe", wtype="F16"),
     dict(arch="olmoe", wtype="Q4_K"),
     dict(arch="mixtral", wtype="Q8_0"),
+    dict(arch="granitemoe", wtype="Q4_0"),
 ]
 # With quantized weights the C++ router sees activations that went through
 # 8-bit matmul inputs (about 1% off): where the reference's k-th and
 # (k+1)-th router probabilities are closer than that, either choice is right
 # and the two may differ (the MoE form of the argmax near-tie rule). Those
 # cases run on prompts whose every routing decision clears this margin:
-# PROMPTS that do, then seeded random ones, until there are N_QUANT_PROMPTS.
+# PROMPTS that do, then seeded random 8-token ones, until there are
+# N_QUANT_PROMPTS.
 ROUTING_MARGIN_MIN = 0.01
 N_QUANT_PROMPTS = 3
 
@@ -46,10 +51,10 @@ def prompts_for(m, wtype):
         return PROMPTS
     chosen = [p for p in PROMPTS if ref.routing_margin(m, p) >= ROUTING_MARGIN_MIN]
     rng = np.random.default_rng(1)
-    for _ in range(40):
+    for _ in range(100):
         if len(chosen) >= N_QUANT_PROMPTS:
             break
-        p = rng.integers(0, 300, 12).tolist()
+        p = rng.integers(0, 300, 8).tolist()
         if ref.routing_margin(m, p) >= ROUTING_MARGIN_MIN:
             chosen.append(p)
     assert len(chosen) >= N_QUANT_PROMPTS, "too few prompts with clear routing"
@@ -81,6 +86,20 @@ def test_cpp_logits_match_reference(tmp_path, tessera_bin, case):
                                  f"{ref.routing_margin(m, tokens):.3g})") from None
 
 
+def test_dense_granite_matches_reference(tmp_path, tessera_bin):
+    # granite is llama's layer with granitemoe's multipliers (and no experts).
+    path = str(tmp_path / "granite.gguf")
+    tiny.write_model(path, "granite", "F32")
+    m = ref.Model(path)
+    for tokens in PROMPTS:
+        assert_logits_match(run_tessera(tessera_bin, path, tokens), ref.forward(m, tokens), tolerance("F32"))
+    for key in ("embedding_scale", "residual_scale", "logit_scale", "attn_scale"):
+        bug = ref.Model(path)
+        setattr(bug.cfg, key, 0.0)
+        with pytest.raises(AssertionError):
+            assert_logits_match(ref.forward(bug, PROMPTS[0]), ref.forward(m, PROMPTS[0]), tolerance("Q4_K"))
+
+
 def test_info_prints_the_experts(tmp_path, tessera_bin):
     r = subprocess.run([tessera_bin, "info", "-m", build(tmp_path, "qwen2moe")], capture_output=True, text=True,
                        timeout=60)
@@ -105,6 +124,11 @@ def test_info_prints_the_experts(tmp_path, tessera_bin):
     ("olmoe", dict(arch="qwen2moe")),          # QK-norm skipped
     ("qwen2moe", dict(shared_expert=False)),   # shared expert dropped
     ("qwen2moe", dict(n_expert_used=1)),
+    ("granitemoe", dict(norm_topk=False)),
+    ("granitemoe", dict(embedding_scale=0.0)),  # each multiplier left out
+    ("granitemoe", dict(residual_scale=0.0)),
+    ("granitemoe", dict(logit_scale=0.0)),
+    ("granitemoe", dict(attn_scale=0.0)),
 ])
 def test_tolerances_reject_moe_bugs(tmp_path, arch, changes):
     path = build(tmp_path, arch)

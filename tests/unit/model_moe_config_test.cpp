@@ -47,6 +47,14 @@ TEST(ModelMoeConfig, Qwen3MoeRenormalisesAndHasQkNorm) {
         << c->describe();
 }
 
+TEST(ModelMoeConfig, GemmaScalesEmbeddingsBySqrtOfTheWidth) {
+    Parsed p = parse(moe_model("gemma2"));
+    auto c = ModelConfig::from_gguf(*p.file);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_FLOAT_EQ(c->embedding_scale, 8.0f);  // sqrt(64)
+    EXPECT_FALSE(c->is_moe());
+}
+
 TEST(ModelMoeConfig, Qwen2MoeHasASharedExpertAndNoRenormalisation) {
     Parsed p = parse(moe_model("qwen2moe"));
     auto c = ModelConfig::from_gguf(*p.file);
@@ -76,6 +84,39 @@ TEST(ModelMoeConfig, LlamaWithExpertsIsMixtral) {
     EXPECT_TRUE(c->is_moe());
     EXPECT_TRUE(c->expert_weights_norm);
     EXPECT_EQ(c->rope.style, RopeStyle::Normal);
+}
+
+TEST(ModelMoeConfig, GraniteMoeReadsItsMultipliers) {
+    GgufWriter w = moe_model("granitemoe");
+    w.add_float32("granitemoe.embedding_scale", 12.0f);
+    w.add_float32("granitemoe.residual_scale", 0.22f);
+    w.add_float32("granitemoe.logit_scale", 6.0f);
+    w.add_float32("granitemoe.attention.scale", 0.0078125f);
+    Parsed p = parse(w);
+    auto c = ModelConfig::from_gguf(*p.file);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::GraniteMoe);
+    EXPECT_TRUE(c->expert_weights_norm);
+    EXPECT_EQ(c->rope.style, RopeStyle::Normal);
+    EXPECT_FLOAT_EQ(c->embedding_scale, 12.0f);
+    EXPECT_FLOAT_EQ(c->residual_scale, 0.22f);
+    EXPECT_FLOAT_EQ(c->logit_scale, 6.0f);
+    EXPECT_FLOAT_EQ(c->attn_scale, 0.0078125f);
+    // Without the keys: no multipliers, the usual query scale.
+    Parsed plain = parse(moe_model("granite"));
+    auto d = ModelConfig::from_gguf(*plain.file);
+    ASSERT_TRUE(d.ok()) << d.error();
+    EXPECT_EQ(d->kind, ArchKind::Granite);
+    EXPECT_FALSE(d->is_moe());  // dense granite: expert keys are not its
+    EXPECT_FLOAT_EQ(d->embedding_scale, 1.0f);
+    EXPECT_FLOAT_EQ(d->logit_scale, 1.0f);
+    EXPECT_FLOAT_EQ(d->attn_scale, 0.25f);  // 1/sqrt(head_dim 16)
+    GgufWriter bad = moe_model("granite");
+    bad.add_float32("granite.logit_scale", 0.0f);
+    Parsed b = parse(bad);
+    auto e = ModelConfig::from_gguf(*b.file);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("logit_scale"), std::string::npos) << e.error();
 }
 
 TEST(ModelMoeConfig, FileKeysOverrideTheDefaults) {
