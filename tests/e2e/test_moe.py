@@ -226,3 +226,24 @@ def test_served_greedy_matches_reference_and_metrics_count_experts(tmp_path, tes
         assert sum(1 for c in counts.values() if c > 0) > 2
     finally:
         assert srv.stop() == 0, srv.final_log
+
+
+def test_bench_counts_the_weights_a_token_reads(tmp_path, tessera_bin):
+    # A token reads each layer's attention, its router, k of the n experts
+    # and the shared expert, then the output head (and one embedding row).
+    import json
+
+    import gguf
+    path = build(tmp_path, "qwen2moe")
+    t = {x.name: x for x in gguf.GGUFReader(path).tensors}
+    k, n_expert = 2, 8
+    want = int(t["output.weight"].n_bytes) + int(t["token_embd.weight"].n_bytes) // 300
+    for name, info in t.items():
+        if not name.startswith("blk.") or (len(info.shape) == 1 and "shexp" not in name):
+            continue  # norms and biases are not matrices (the shared expert's gate row is)
+        share = k / n_expert if name.endswith("_exps.weight") else 1.0
+        want += int(info.n_bytes) * share
+    r = subprocess.run([tessera_bin, "bench", "-m", path, "-p", "0", "-n", "2", "-b", "0", "-r", "1", "--bw-mib", "0",
+                        "--peak-reps", "0", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["weight_bytes_per_token"] == pytest.approx(want)
