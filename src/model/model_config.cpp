@@ -259,7 +259,7 @@ std::string ModelConfig::describe() const {
     line("embedding", std::to_string(n_embd));
     line("heads", std::to_string(n_head) + " (kv " + std::to_string(n_head_kv) + ", head_dim " +
                       std::to_string(head_dim) + ")");
-    line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
+    if (!is_moe()) line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
     line("vocab", std::to_string(n_vocab));
     line("context_train", std::to_string(n_ctx_train));
     line("rope", rope_line(rope));
