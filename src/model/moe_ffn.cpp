@@ -57,8 +57,9 @@ void route_and_group(ForwardPass& p, const ExpertWeights& m) {
     ws.first_slot[0] = 0;
 }
 
-// Hands the used experts to the pool's threads, each to the thread with the
-// fewest rows so far.
+// Hands the used experts to the pool's threads, largest first, each to the
+// thread with the fewest rows so far (longest-processing-time scheduling:
+// within one expert's rows of the best split).
 void plan_lanes(ForwardPass& p) {
     MoeWorkspace& ws = p.ws.moe;
     if (ws.lanes.size() != static_cast<size_t>(p.pool.size())) {  // first step only
@@ -72,9 +73,17 @@ void plan_lanes(ForwardPass& p) {
         lane.experts.clear();
         lane.rows = 0;
     }
+    auto rows_of = [&](int32_t e) { return ws.first_slot[e + 1] - ws.first_slot[e]; };
+    ws.by_rows.clear();
     for (int32_t e = 0; e < p.c.n_expert; ++e) {
-        const int64_t rows = ws.first_slot[e + 1] - ws.first_slot[e];
-        if (rows == 0) continue;
+        if (rows_of(e) > 0) ws.by_rows.push_back(e);
+    }
+    // std::sort, not stable_sort: that one allocates a buffer per call.
+    std::sort(ws.by_rows.begin(), ws.by_rows.end(), [&](int32_t a, int32_t b) {
+        return rows_of(a) != rows_of(b) ? rows_of(a) > rows_of(b) : a < b;
+    });
+    for (int32_t e : ws.by_rows) {
+        const int64_t rows = rows_of(e);
         ExpertLane* least = &ws.lanes[0];
         for (ExpertLane& lane : ws.lanes) least = lane.rows < least->rows ? &lane : least;
         least->experts.push_back(e);

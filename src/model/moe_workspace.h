@@ -35,6 +35,7 @@ struct MoeWorkspace {
     std::vector<float> y;               // [n * k, n_embd] expert outputs, by slot
     std::vector<float> shexp_gate;      // [n] shared expert gate logits
     std::vector<ExpertLane> lanes;      // [pool threads], made on the first expert-parallel step
+    std::vector<int32_t> by_rows;       // [n_expert] used experts, most rows first (lane planning)
 
     // Grows (never shrinks), as ForwardWorkspace does.
     void reserve(const ModelConfig& c, int64_t n) {
@@ -47,6 +48,7 @@ struct MoeWorkspace {
         slot_of.resize(std::max(slot_of.size(), slots));
         token_of.resize(std::max(token_of.size(), slots));
         first_slot.resize(static_cast<size_t>(c.n_expert) + 1);
+        by_rows.reserve(static_cast<size_t>(c.n_expert));
         x.resize(std::max(x.size(), slots * c.n_embd));
         const size_t ff = std::max(slots * c.n_ff_exp, un * c.n_ff_shexp);
         gate.resize(std::max(gate.size(), ff));
