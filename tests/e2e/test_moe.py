@@ -212,7 +212,7 @@ def test_served_greedy_matches_reference_and_metrics_count_experts(tmp_path, tes
                     counts[line.split('"')[1]] = int(line.split()[-1])
             return counts
 
-        assert sum(expert_tokens().values()) == 0
+        before = sum(expert_tokens().values())  # a warm-up pass, if any, counts too
         want = [detokenize(greedy(p)) for p in prompts]
         assert len(set(want)) > 1
         assert [complete(p) for p in prompts] == want
@@ -220,7 +220,7 @@ def test_served_greedy_matches_reference_and_metrics_count_experts(tmp_path, tes
             assert list(pool.map(complete, prompts)) == want
         counts = expert_tokens()
         assert sorted(counts, key=int) == [str(e) for e in range(8)]
-        total = sum(counts.values())
+        total = sum(counts.values()) - before
         # Every token run is routed to 2 experts in each of 2 layers.
         assert total > 0 and total % 4 == 0
         assert sum(1 for c in counts.values() if c > 0) > 2
