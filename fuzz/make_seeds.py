@@ -124,6 +124,41 @@ def tiny_model(path, qtype, vocab_fn):
     w.close()
 
 
+def tiny_moe_model(path):
+    """A one-layer qwen2moe: router, 3-D expert tensors, shared expert and its gate."""
+    n_embd, n_ff, n_head, n_expert = 32, 32, 2, 4
+    w = gguf.GGUFWriter(str(path), "qwen2moe")
+    w.add_context_length(64)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(1)
+    w.add_feed_forward_length(n_ff)
+    w.add_expert_feed_forward_length(n_ff)
+    w.add_expert_shared_feed_forward_length(n_ff)
+    w.add_expert_count(n_expert)
+    w.add_expert_used_count(2)
+    w.add_head_count(n_head)
+    w.add_layer_norm_rms_eps(1e-6)
+    n_vocab = gpt2_vocab(w)
+    rng = np.random.default_rng(0)
+    f32 = {"blk.0.attn_norm.weight": (n_embd,), "blk.0.ffn_norm.weight": (n_embd,), "output_norm.weight": (n_embd,),
+           "blk.0.attn_q.bias": (n_embd,), "blk.0.attn_k.bias": (n_embd,), "blk.0.attn_v.bias": (n_embd,),
+           "blk.0.ffn_gate_inp.weight": (n_expert, n_embd), "blk.0.ffn_gate_inp_shexp.weight": (n_embd,)}
+    f16 = {"token_embd.weight": (n_vocab, n_embd), "blk.0.attn_q.weight": (n_embd, n_embd),
+           "blk.0.attn_k.weight": (n_embd, n_embd), "blk.0.attn_v.weight": (n_embd, n_embd),
+           "blk.0.attn_output.weight": (n_embd, n_embd), "blk.0.ffn_gate_exps.weight": (n_expert, n_ff, n_embd),
+           "blk.0.ffn_up_exps.weight": (n_expert, n_ff, n_embd), "blk.0.ffn_down_exps.weight": (n_expert, n_embd, n_ff),
+           "blk.0.ffn_gate_shexp.weight": (n_ff, n_embd), "blk.0.ffn_up_shexp.weight": (n_ff, n_embd),
+           "blk.0.ffn_down_shexp.weight": (n_embd, n_ff)}
+    for name, shape in f32.items():
+        w.add_tensor(name, rng.standard_normal(shape).astype(np.float32))
+    for name, shape in f16.items():
+        w.add_tensor(name, rng.standard_normal(shape).astype(np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def vocab_only(path, vocab_fn):
     w = gguf.GGUFWriter(str(path), "llama")
     vocab_fn(w)
@@ -144,6 +179,7 @@ def main():
     g.mkdir(parents=True, exist_ok=True)
     tiny_model(g / "seed_model_f16_gpt2", "F16", gpt2_vocab)
     tiny_model(g / "seed_model_q8_spm", "Q8_0", spm_vocab)
+    tiny_moe_model(g / "seed_model_qwen2moe")
     vocab_only(g / "seed_vocab_gpt2", gpt2_vocab)
     vocab_only(g / "seed_vocab_spm", spm_vocab)
     vocab_only(g / "seed_vocab_t5", t5_vocab)

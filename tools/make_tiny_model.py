@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes tiny random-weight GGUF models (llama, qwen2, qwen3, gemma2, gemma3, phi3) so the C++
+# Writes tiny random-weight GGUF models (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite) so the C++
 # forward pass can be checked on every attention layout and weight type against
 # tools/reference_forward.py, without downloading a real model.
 """Usage: make_tiny_model.py --out FILE.gguf --variant gqa --wtype Q4_K [--tied]
@@ -35,6 +35,7 @@ VARIANTS = {
     "gemma2": ("gemma2", 4, 2, 64),
     "gemma3": ("gemma3", 8, 2, 64),
     "phi3": ("phi3", 4, 2, 64),
+    "granite": ("granite", 4, 2, 64),
 }
 ARCH_DEFAULTS = {  # architecture -> (rms eps, rope freq base, rope mode)
     "llama": (1e-5, 10000.0, "normal"),
@@ -43,7 +44,11 @@ ARCH_DEFAULTS = {  # architecture -> (rms eps, rope freq base, rope mode)
     "gemma2": (1e-6, 10000.0, "neox"),
     "gemma3": (1e-6, 1000000.0, "neox"),
     "phi3": (1e-5, 10000.0, "neox"),
+    "granite": (1e-6, 10000.0, "normal"),
 }
+# granite's multipliers: embedding, residual, logit (a divisor), attention
+# (replaces 1/sqrt(head_dim)), far enough from 1 (and 1/8) that each matters.
+GRANITE_SCALES = (0.3, 0.7, 2.0, 0.25)
 GEMMA = ("gemma2", "gemma3")
 # Layers per architecture: gemma3's pattern has one global layer in six.
 N_LAYERS = {"gemma3": 6}
@@ -286,6 +291,10 @@ def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tie
     if n_head * hd != N_EMBD:
         w.add_key_length(hd)
         w.add_value_length(hd)
+    if arch == "granite":
+        for add, value in zip((w.add_embedding_scale, w.add_residual_scale, w.add_logit_scale,
+                               w.add_attention_scale), GRANITE_SCALES):
+            add(value)
     if arch in GEMMA:
         w.add_sliding_window(SLIDING_WINDOW)
         if arch in SOFTCAPS:

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # An independent float64 NumPy forward pass for llama, qwen2, qwen3, gemma2,
-# gemma3 and phi3 GGUF models, written from the Hugging Face model definitions
-# (modeling_llama/qwen2/qwen3/gemma2/gemma3/phi3.py). It shares no code with the C++ engine, so agreement between the two
+# gemma3 and phi3 GGUF models and the mixture-of-experts qwen2moe, qwen3moe,
+# olmoe, mixtral (llama with experts), granite and granitemoe, written from
+# the Hugging Face model definitions (modeling_llama/qwen2/qwen3/gemma2/
+# gemma3/phi3/qwen2_moe/qwen3_moe/olmoe/mixtral/granite/granitemoe.py). It shares no code with the C++ engine, so agreement between the two
 # on tiny random models is evidence that both implement the same network.
 """Usage: reference_forward.py MODEL.gguf --tokens 1,5,9 [--out logits.npy]
 
@@ -20,7 +22,13 @@ from gguf import GGMLQuantizationType as QT
 
 # as llama.cpp assigns per architecture
 ROPE_MODE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox", "gemma2": "neox", "gemma3": "neox",
-             "phi3": "neox"}
+             "phi3": "neox", "qwen2moe": "neox", "qwen3moe": "neox", "olmoe": "neox",
+             "granite": "normal", "granitemoe": "normal"}
+# Whether the top-k routing weights are renormalised to sum to one when the
+# file has no expert_weights_norm key (HF norm_topk_prob; Mixtral's softmax
+# over the chosen logits is the same thing), as llama.cpp reads these files.
+MOE_NORM_TOPK = {"llama": True, "qwen3moe": True, "qwen2moe": False, "olmoe": False, "granitemoe": True}
+GRANITE = ("granite", "granitemoe")
 GEMMA = ("gemma2", "gemma3")
 # Gemma3's local (sliding-window) layers use this RoPE base, unscaled
 # (HF: rope_local_base_freq); its global layers use rope.freq_base.
@@ -50,6 +58,16 @@ class Config:
     attn_softcap: float = 0.0    # 0: none
     final_softcap: float = 0.0
     query_pre_attn_scalar: float = 0.0
+    # Mixture of experts only.
+    n_expert_used: int = 0
+    norm_topk: bool = False
+    shared_expert: bool = True   # qwen2moe's (tests turn it off to show it matters)
+    # Granite's multipliers (modeling_granite: embedding_multiplier,
+    # residual_multiplier, logits_scaling, attention_multiplier); 0: none.
+    embedding_scale: float = 0.0
+    residual_scale: float = 0.0
+    logit_scale: float = 0.0
+    attn_scale: float = 0.0
 
 
 class Model:
@@ -61,6 +79,7 @@ class Model:
             raise ValueError(f"act_round must be one of {sorted(ACT_ROUNDING)}")
         self.act_round = ACT_ROUNDING[act_round]
         self._cache: dict[str, np.ndarray] = {}
+        self.routing_gaps: list[float] | None = None  # set by routing_margin
 
     def field(self, key: str, default=None):
         f = self.reader.fields.get(key)
@@ -96,6 +115,16 @@ class Model:
                 attn_softcap=float(self.field(f"{arch}.attn_logit_softcapping", 0.0)),
                 final_softcap=float(self.field(f"{arch}.final_logit_softcapping", 0.0)),
                 query_pre_attn_scalar=float(n_embd // n_head if big else head_dim))
+        moe = {}
+        if arch in MOE_NORM_TOPK and int(self.field(f"{arch}.expert_count", 0)) > 0:
+            moe = dict(n_expert_used=int(self.field(f"{arch}.expert_used_count")),
+                       norm_topk=bool(self.field(f"{arch}.expert_weights_norm", MOE_NORM_TOPK[arch])))
+        granite = {}
+        if arch in GRANITE:
+            granite = dict(embedding_scale=float(self.field(f"{arch}.embedding_scale", 1.0)),
+                           residual_scale=float(self.field(f"{arch}.residual_scale", 1.0)),
+                           logit_scale=float(self.field(f"{arch}.logit_scale", 1.0)),
+                           attn_scale=float(self.field(f"{arch}.attention.scale", head_dim ** -0.5)))
         return Config(
             arch=arch, n_embd=n_embd, n_layer=n_layer,
             n_head=n_head, n_head_kv=int(self.field(f"{arch}.attention.head_count_kv", n_head)),
@@ -105,7 +134,7 @@ class Model:
             freq_scale=1.0 / factor if scale_type in ("linear", "yarn") and factor > 0 else 1.0,
             rope_mode=ROPE_MODE[arch], yarn=scale_type == "yarn",
             n_ctx_orig=int(self.field(f"{arch}.rope.scaling.original_context_length", n_ctx_train)),
-            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64), **gemma)
+            freq_factors=None if freqs is None else np.array(freqs.data, dtype=np.float64), **gemma, **moe, **granite)
 
     def has(self, name: str) -> bool:
         return name in self.tensors
@@ -119,10 +148,12 @@ class Model:
             self._cache[name] = np.asarray(data, dtype=np.float64).reshape(shape)
         return self._cache[name]
 
-    def linear(self, x: np.ndarray, name: str) -> np.ndarray:
+    def linear(self, x: np.ndarray, name: str, expert: int | None = None) -> np.ndarray:
+        """x @ W^T; for a 3-D expert tensor, W is expert `expert`'s slice."""
         if self.act_round is not None:
             x = round_through(x, self.act_round)
-        return x @ self.weight(name).T
+        w = self.weight(name)
+        return x @ (w if expert is None else w[expert]).T
 
 
 def round_through(x: np.ndarray, qtype: QT) -> np.ndarray:
@@ -215,23 +246,79 @@ def layer(m: Model, i: int, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
             y = y + m.weight(p + f"attn_{name}.bias")
         proj[name] = y
     n_tok = x.shape[0]
+    if cfg.arch == "olmoe":  # OlmoeAttention: q_norm / k_norm over the whole projections
+        proj["q"] = rms_norm(proj["q"], m.weight(p + "attn_q_norm.weight"), cfg.eps)
+        proj["k"] = rms_norm(proj["k"], m.weight(p + "attn_k_norm.weight"), cfg.eps)
     q = proj["q"].reshape(n_tok, cfg.n_head, cfg.head_dim)
     k = proj["k"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
-    if cfg.arch == "qwen3":  # q_norm / k_norm: RMSNorm over each head, before RoPE
+    if cfg.arch in ("qwen3", "qwen3moe"):  # q_norm / k_norm: RMSNorm over each head, before RoPE
         q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), cfg.eps)
         k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), cfg.eps)
     q = rope(q, positions, cfg)
     k = rope(k, positions, cfg)
     v = proj["v"].reshape(n_tok, cfg.n_head_kv, cfg.head_dim)
-    x = x + m.linear(attention(q, k, v), p + "attn_output.weight")
+    if cfg.attn_scale:  # granite: scores scaled by attention_multiplier instead of 1/sqrt(head_dim)
+        q = q * (cfg.attn_scale * np.sqrt(cfg.head_dim))
+    residual = cfg.residual_scale or 1.0  # granite scales each branch before adding it
+    x = x + residual * m.linear(attention(q, k, v), p + "attn_output.weight")
     h = rms_norm(x, m.weight(p + "ffn_norm.weight"), cfg.eps)
+    if m.has(p + "ffn_gate_inp.weight"):
+        return x + residual * moe_ffn(m, i, h)
     if cfg.arch == "phi3":  # Phi3MLP's gate_up_proj, chunked in two: gate, then up
         gate, up = np.split(m.linear(h, p + "ffn_up.weight"), 2, axis=-1)
     else:
         gate = m.linear(h, p + "ffn_gate.weight")
         up = m.linear(h, p + "ffn_up.weight")
     silu = gate / (1.0 + np.exp(-gate))
-    return x + m.linear(silu * up, p + "ffn_down.weight")
+    return x + residual * m.linear(silu * up, p + "ffn_down.weight")
+
+
+# ------------------------------------------------------------ mixture of experts
+
+def silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def moe_ffn(m: Model, i: int, h: np.ndarray) -> np.ndarray:
+    """The sparse MoE block of modeling_qwen2_moe / qwen3_moe / olmoe /
+    mixtral: softmax over the router logits, the top n_expert_used experts
+    per token (ties to the lower id), their probabilities as weights
+    (renormalised when norm_topk), each expert a SwiGLU FFN. qwen2moe adds
+    sigmoid(h . gate_inp_shexp) times its shared expert."""
+    cfg, p = m.cfg, f"blk.{i}."
+    logits = m.linear(h, p + "ffn_gate_inp.weight")
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    top = np.argsort(-probs, axis=-1, kind="stable")[:, :cfg.n_expert_used]
+    weights = np.take_along_axis(probs, top, axis=-1)
+    if m.routing_gaps is not None:
+        ranked = -np.sort(-probs, axis=-1)
+        m.routing_gaps.append((ranked[:, cfg.n_expert_used - 1] - ranked[:, cfg.n_expert_used]).min())
+    if cfg.norm_topk:
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    out = np.zeros_like(h)
+    for e in np.unique(top):
+        rows, rank = np.nonzero(top == e)
+        x = h[rows]
+        y = silu(m.linear(x, p + "ffn_gate_exps.weight", e)) * m.linear(x, p + "ffn_up_exps.weight", e)
+        out[rows] += weights[rows, rank][:, None] * m.linear(y, p + "ffn_down_exps.weight", e)
+    if cfg.shared_expert and m.has(p + "ffn_gate_inp_shexp.weight"):
+        gate = 1.0 / (1.0 + np.exp(-(h @ m.weight(p + "ffn_gate_inp_shexp.weight").reshape(-1))))
+        y = silu(m.linear(h, p + "ffn_gate_shexp.weight")) * m.linear(h, p + "ffn_up_shexp.weight")
+        out += gate[:, None] * m.linear(y, p + "ffn_down_shexp.weight")
+    return out
+
+
+def routing_margin(m: Model, tokens: list[int]) -> float:
+    """The smallest gap, over every token and layer, between the router
+    probability of the last expert chosen and the first one left out: how
+    far the routing is from a near-tie that a rounding difference could flip."""
+    m.routing_gaps = []
+    try:
+        forward(m, tokens)
+        return float(min(m.routing_gaps))
+    finally:
+        m.routing_gaps = None
 
 
 # ------------------------------------------------------------------ gemma
@@ -306,6 +393,8 @@ def hidden_states(m: Model, tokens: list[int]) -> np.ndarray:
     gemma = m.cfg.arch in GEMMA
     if gemma:
         x = x * np.sqrt(m.cfg.n_embd)  # the embedding normalizer
+    if m.cfg.embedding_scale:
+        x = x * m.cfg.embedding_scale
     for i in range(m.cfg.n_layer):
         x = gemma_layer(m, i, x, positions) if gemma else layer(m, i, x, positions)
     norm = gemma_rms_norm if gemma else rms_norm
@@ -318,6 +407,8 @@ def forward(m: Model, tokens: list[int]) -> np.ndarray:
     logits = m.linear(hidden_states(m, tokens), out)
     if m.cfg.final_softcap:
         logits = m.cfg.final_softcap * np.tanh(logits / m.cfg.final_softcap)
+    if m.cfg.logit_scale:
+        logits = logits / m.cfg.logit_scale
     return logits
 
 

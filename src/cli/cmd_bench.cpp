@@ -61,14 +61,28 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Bytes of weights one decode step streams: every layer matrix, the output
-// head, and (negligible) one embedding row.
+// A mixture-of-experts layer's FFN matrices one token uses, measured by
+// `size`: the router, its k experts (all experts are the same size) and the
+// shared expert if any. Zero for a dense layer.
+template <class Size>
+double moe_ffn_share(const Model& m, const LayerWeights& l, const Size& size) {
+    const ExpertWeights& e = l.moe;
+    if (e.gate.empty()) return 0.0;
+    double shared = e.gate_shexp.data ? size(e.gate_inp_shexp) + size(e.gate_shexp) + size(e.up_shexp) +
+                                            size(e.down_shexp)
+                                      : 0.0;
+    return size(e.gate_inp) + m.config().n_expert_used * (size(e.gate[0]) + size(e.up[0]) + size(e.down[0])) + shared;
+}
+
+// Bytes of weights one decode step streams: every layer matrix (of an MoE
+// layer, the router and the k experts a token uses), the output head, and
+// (negligible) one embedding row.
 double weight_bytes_per_token(const Model& m) {
     auto bytes = [](const WeightMatrix& w) { return static_cast<double>(w.rows) * static_cast<double>(w.row_bytes); };
     double total = bytes(m.weights().output) + static_cast<double>(m.weights().token_embd.row_bytes);
     for (const LayerWeights& l : m.weights().layers) {
         total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +
-                 bytes(l.w_down);
+                 bytes(l.w_down) + moe_ffn_share(m, l, bytes);
     }
     return total;
 }
@@ -80,7 +94,8 @@ double matmul_macs_per_token(const Model& m, double head_share) {
     auto macs = [](const WeightMatrix& w) { return static_cast<double>(w.rows) * static_cast<double>(w.cols); };
     double total = head_share * macs(m.weights().output);
     for (const LayerWeights& l : m.weights().layers) {
-        total += macs(l.wq) + macs(l.wk) + macs(l.wv) + macs(l.wo) + macs(l.w_gate) + macs(l.w_up) + macs(l.w_down);
+        total += macs(l.wq) + macs(l.wk) + macs(l.wv) + macs(l.wo) + macs(l.w_gate) + macs(l.w_up) + macs(l.w_down) +
+                 moe_ffn_share(m, l, macs);
     }
     return total;
 }

@@ -248,7 +248,7 @@ int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
         std::fprintf(stderr, "tessera serve: %s\n", engine.error().c_str());
         return 1;
     }
-    const ServingModel serving_model{engine->get(), &chat_template};
+    const ServingModel serving_model{engine->get(), &chat_template, loaded->model->moe_counters()};
     server.set_model(&serving_model);
     print_startup(f, **engine);
     serving.join();  // until stop(); HTTP threads are gone before the engine and model go

@@ -1,10 +1,13 @@
 // One layer's graph per architecture family, built from model/blocks.h:
-//  - arch_llama.cpp: llama, mistral, smollm, qwen2 (QKV bias), qwen3
-//    (QK-norm) and phi3 (fused QKV and gate/up, bound as row ranges by
+//  - arch_llama.cpp: llama, mistral, smollm, granite (its multipliers are
+//    in the shared blocks), qwen2 (QKV bias), qwen3 (QK-norm) and phi3 (fused QKV and gate/up, bound as row ranges by
 //    ModelWeights): pre-norm attention and SwiGLU FFN. The qwen differences
 //    are options of the shared attention block, driven by which weights exist.
 //  - arch_gemma.cpp: gemma2 and gemma3: sliding-window layers interleaved with
 //    global ones, norms before and after attention and FFN, GeGLU.
+//  - arch_moe.cpp: qwen3moe, olmoe, granitemoe and mixtral (llama with experts): llama's
+//    layer with routed experts (model/moe_ffn.h) in place of the dense FFN.
+//  - arch_qwen2moe.cpp: qwen2moe: the same plus its gated shared expert.
 // Embedding scaling and final soft-capping are in Model::forward_batch.
 #pragma once
 
@@ -16,13 +19,24 @@ using LayerGraph = void (*)(ForwardPass& p, int layer);
 
 void llama_layer(ForwardPass& p, int layer);
 void gemma_layer(ForwardPass& p, int layer);
+void moe_layer(ForwardPass& p, int layer);
+void qwen2moe_layer(ForwardPass& p, int layer);
 
-inline LayerGraph layer_graph(ArchKind kind) {
-    switch (kind) {
+inline LayerGraph layer_graph(const ModelConfig& c) {
+    switch (c.kind) {
         case ArchKind::Gemma2:
         case ArchKind::Gemma3:
             return gemma_layer;
+        case ArchKind::Qwen2Moe:
+            return qwen2moe_layer;
+        case ArchKind::Qwen3Moe:
+        case ArchKind::Olmoe:
+        case ArchKind::GraniteMoe:
+            return moe_layer;
+        case ArchKind::Granite:
+            return llama_layer;
         case ArchKind::Llama:
+            return c.is_moe() ? moe_layer : llama_layer;
         case ArchKind::Qwen2:
         case ArchKind::Qwen3:
         case ArchKind::Phi3:

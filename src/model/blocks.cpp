@@ -19,8 +19,13 @@ void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out)
 void add_residual(ForwardPass& p) {
     const int64_t d = p.c.n_embd;
     ForwardWorkspace& ws = p.ws;
+    const float scale = p.c.residual_scale;
     for_token_ranges(p.pool, p.n, [&](int, int64_t begin, int64_t end) {
-        add_inplace(ws.x.data() + begin * d, ws.proj.data() + begin * d, (end - begin) * d);
+        if (scale == 1.0f) {
+            add_inplace(ws.x.data() + begin * d, ws.proj.data() + begin * d, (end - begin) * d);
+            return;
+        }
+        for (int64_t i = begin * d; i < end * d; ++i) ws.x[i] += scale * ws.proj[i];  // granite
     });
 }
 
@@ -51,7 +56,10 @@ void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const st
                 add_inplace(k, w.bk, c.kv_dim());
                 add_inplace(v, w.bv, c.kv_dim());
             }
-            if (w.q_norm) {  // each head's [head_dim] slice is a row
+            if (w.q_norm && c.qk_norm_full) {  // olmoe: the whole projection is one row
+                rmsnorm(q, w.q_norm, q, 1, c.q_dim(), c.norm_eps);
+                rmsnorm(k, w.k_norm, k, 1, c.kv_dim(), c.norm_eps);
+            } else if (w.q_norm) {  // each head's [head_dim] slice is a row
                 rmsnorm(q, w.q_norm, q, c.n_head, c.head_dim, c.norm_eps);
                 rmsnorm(k, w.k_norm, k, c.n_head_kv, c.head_dim, c.norm_eps);
             }

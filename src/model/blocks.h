@@ -16,11 +16,12 @@ namespace tessera {
 // out = RMSNorm(in) * weight, row by row over n_embd; in and out may alias.
 void norm_rows(ForwardPass& p, const float* weight, const float* in, float* out);
 
-// ws.x += ws.proj.
+// ws.x += ws.proj (times config.residual_scale when it is not 1: granite).
 void add_residual(ForwardPass& p);
 
 // Self-attention of one layer: Q/K/V projections of ws.h (+ bias when the
-// layer has one, + per-head RMSNorm of Q and K when it has q_norm/k_norm),
+// layer has one, + RMSNorm of Q and K when it has q_norm/k_norm: per head, or
+// over the whole projections with config.qk_norm_full),
 // RoPE `rope` with `angles` (its table for each batch token), K/V appended to the cache,
 // causal attention (the last `window` positions only when window > 0, logits
 // soft-capped by config.attn_softcap), output projection into ws.proj.

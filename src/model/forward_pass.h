@@ -14,6 +14,8 @@
 #include "model/kv_cache.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/moe_counters.h"
+#include "model/moe_workspace.h"
 
 namespace tessera {
 
@@ -49,6 +51,7 @@ struct ForwardWorkspace {
     std::vector<float> proj;   // [capacity, n_embd]
     std::vector<float> gate;   // [capacity, n_ff]
     std::vector<float> up;     // [capacity, n_ff]
+    MoeWorkspace moe;          // mixture-of-experts models only
     std::vector<uint8_t> scratch;  // matmul activation quantization
     std::vector<AttnSeq> attn_seqs;
     AttentionScratch attn_scratch;
@@ -75,8 +78,12 @@ struct ForwardWorkspace {
         v.resize(n * c.kv_dim());
         attn.resize(n * c.q_dim());
         proj.resize(n * c.n_embd);
-        gate.resize(n * c.n_ff);
-        up.resize(n * c.n_ff);
+        if (c.is_moe()) {  // no dense FFN
+            moe.reserve(c, n);
+        } else {
+            gate.resize(n * c.n_ff);
+            up.resize(n * c.n_ff);
+        }
     }
 };
 
@@ -88,6 +95,7 @@ struct ForwardPass {
     KvCache& cache;
     ThreadPool& pool;
     int64_t n;  // batch tokens
+    MoeCounters* moe_counters = nullptr;  // mixture-of-experts models only
 };
 
 }  // namespace tessera

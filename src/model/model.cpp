@@ -1,6 +1,7 @@
-// The forward pass: embedding (scaled by sqrt(n_embd) for gemma) -> the
-// architecture's layer graph x n_layer (model/arch.h) -> RMSNorm -> output
-// head (soft-capped for gemma2). Activations live in a preallocated
+// The forward pass: embedding (scaled by sqrt(n_embd) for gemma, by its
+// embedding_scale for granite) -> the architecture's layer graph x n_layer
+// (model/arch.h) -> RMSNorm -> output head (soft-capped for gemma2, divided
+// by logit_scale for granite). Activations live in a preallocated
 // workspace; weights are used in place from the mapping.
 #include "model/model.h"
 
@@ -23,7 +24,9 @@ constexpr int64_t kChunk = 256;
 
 Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
     : file_(std::move(file)), config_(std::move(config)), weights_(std::move(weights)),
-      ws_(std::make_unique<ForwardWorkspace>()) {}
+      ws_(std::make_unique<ForwardWorkspace>()) {
+    if (config_.is_moe()) moe_counters_ = std::make_unique<MoeCounters>(config_.n_layer, config_.n_expert);
+}
 
 Model::~Model() = default;
 
@@ -115,12 +118,11 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
         embedding_row(weights_.token_embd.type, weights_.token_embd.data, weights_.token_embd.row_bytes,
                       batch.tokens[t], c.n_embd, ws.x.data() + t * c.n_embd);
     }
-    if (c.is_gemma()) {  // gemma scales embeddings by sqrt(n_embd)
-        const float scale = std::sqrt(static_cast<float>(c.n_embd));
-        for (int64_t i = 0; i < n * c.n_embd; ++i) ws.x[static_cast<size_t>(i)] *= scale;
+    if (c.embedding_scale != 1.0f) {  // gemma: sqrt(n_embd); granite: its embedding_scale
+        for (int64_t i = 0; i < n * c.n_embd; ++i) ws.x[static_cast<size_t>(i)] *= c.embedding_scale;
     }
-    ForwardPass pass{c, weights_, ws, batch, cache, pool, n};
-    const LayerGraph layer = layer_graph(c.kind);
+    ForwardPass pass{c, weights_, ws, batch, cache, pool, n, moe_counters_.get()};
+    const LayerGraph layer = layer_graph(c);
     for (int l = 0; l < c.n_layer; ++l) layer(pass, l);
     // Only rows whose logits are wanted go through the (large) output head.
     int64_t n_out = 0;
@@ -133,6 +135,9 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
     logits.resize(static_cast<size_t>(n_out * c.n_vocab));
     if (n_out > 0) matmul(weights_.output, ws.h.data(), n_out, logits.data(), pool, ws.scratch);
     if (c.final_softcap > 0) softcap_inplace(logits.data(), n_out * c.n_vocab, c.final_softcap);
+    if (c.logit_scale != 1.0f) {  // granite divides its logits
+        for (float& v : logits) v /= c.logit_scale;
+    }
     if (hidden != nullptr) final_hidden_rows(batch, *hidden);
     return Status();
 }

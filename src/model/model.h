@@ -17,6 +17,7 @@
 #include "model/kv_cache.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/moe_counters.h"
 
 namespace tessera {
 
@@ -43,6 +44,10 @@ public:
     const ModelConfig& config() const { return config_; }
     const GgufFile& gguf() const { return file_; }
     const ModelWeights& weights() const { return weights_; }
+    // Expert usage of a mixture-of-experts model since load (null for a dense
+    // one): safe to read from any thread while forward passes run (/metrics).
+    const MoeCounters* moe_counters() const { return moe_counters_.get(); }
+    MoeCounters* moe_counters() { return moe_counters_.get(); }
 
     // An error once the model's file changed under its mapping: a read
     // faulted on a page the file lost (and got zeros, see core/sigbus_guard.h)
@@ -81,6 +86,7 @@ private:
     ModelConfig config_;
     ModelWeights weights_;
     std::unique_ptr<ForwardWorkspace> ws_;
+    std::unique_ptr<MoeCounters> moe_counters_;
 };
 
 }  // namespace tessera

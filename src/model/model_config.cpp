@@ -21,7 +21,8 @@ Status read_positive(const GgufFile& f, const std::string& key, int32_t& out) {
 }
 
 Status read_rope(const GgufFile& f, const std::string& a, ModelConfig& c) {
-    c.rope.style = (a == "llama") ? RopeStyle::Normal : RopeStyle::Neox;
+    // llama.cpp's converters permute llama's and granite's Q/K for adjacent-pair RoPE.
+    c.rope.style = (a == "llama" || a == "granite" || a == "granitemoe") ? RopeStyle::Normal : RopeStyle::Neox;
     auto n_rot = f.get_uint_or(a + ".rope.dimension_count", static_cast<uint64_t>(c.head_dim));
     if (!n_rot) return n_rot.status();
     if (*n_rot == 0 || *n_rot > static_cast<uint64_t>(c.head_dim) || *n_rot % 2 != 0) {
@@ -66,8 +67,14 @@ Expected<ArchKind> arch_kind(const std::string& arch) {
     if (arch == "gemma2") return ArchKind::Gemma2;
     if (arch == "gemma3") return ArchKind::Gemma3;
     if (arch == "phi3") return ArchKind::Phi3;
+    if (arch == "qwen2moe") return ArchKind::Qwen2Moe;
+    if (arch == "qwen3moe") return ArchKind::Qwen3Moe;
+    if (arch == "olmoe") return ArchKind::Olmoe;
+    if (arch == "granite") return ArchKind::Granite;
+    if (arch == "granitemoe") return ArchKind::GraniteMoe;
     return Status::error("unsupported architecture '" + arch +
-                         "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+                         "' (supported: llama (and mixtral-style llama MoE), qwen2, qwen3, gemma2, gemma3, phi3, "
+                         "qwen2moe, qwen3moe, olmoe, granite, granitemoe)");
 }
 
 Status read_float_or(const GgufFile& f, const std::string& key, double dflt, float& out) {
@@ -108,6 +115,66 @@ Status read_gemma(const GgufFile& f, const std::string& a, ModelConfig& c) {
     return Status();
 }
 
+bool is_moe_kind(ArchKind k) {
+    return k == ArchKind::Qwen2Moe || k == ArchKind::Qwen3Moe || k == ArchKind::Olmoe || k == ArchKind::GraniteMoe;
+}
+
+// Experts, as llama.cpp reads them: expert_count and expert_used_count;
+// each expert's width from expert_feed_forward_length, else
+// feed_forward_length (olmoe, mixtral); qwen2moe's shared expert from
+// expert_shared_feed_forward_length, else feed_forward_length. The top-k
+// weights are renormalised for qwen3moe, llama and granitemoe (mixtral and
+// granitemoe: softmax over the chosen logits is the same thing) and not for qwen2moe and olmoe, unless
+// the file's expert_weights_norm says otherwise.
+Status read_moe(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    constexpr int32_t kMaxExperts = 1024;
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".expert_count", c.n_expert));
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".expert_used_count", c.n_expert_used));
+    if (c.n_expert > kMaxExperts || c.n_expert_used > c.n_expert) {
+        return Status::error("expert_used_count " + std::to_string(c.n_expert_used) + " of expert_count " +
+                             std::to_string(c.n_expert) + " is out of range");
+    }
+    c.n_ff_exp = c.n_ff;
+    if (f.find(a + ".expert_feed_forward_length")) {
+        TS_RETURN_IF_ERROR(read_positive(f, a + ".expert_feed_forward_length", c.n_ff_exp));
+    }
+    if (c.kind == ArchKind::Qwen2Moe) {
+        c.n_ff_shexp = c.n_ff;
+        if (f.find(a + ".expert_shared_feed_forward_length")) {
+            TS_RETURN_IF_ERROR(read_positive(f, a + ".expert_shared_feed_forward_length", c.n_ff_shexp));
+        }
+    }
+    c.expert_weights_norm =
+        c.kind == ArchKind::Qwen3Moe || c.kind == ArchKind::Llama || c.kind == ArchKind::GraniteMoe;
+    if (f.find(a + ".expert_weights_norm")) {
+        auto norm = f.get_bool(a + ".expert_weights_norm");
+        if (!norm) return norm.status();
+        c.expert_weights_norm = *norm;
+    }
+    auto gating = f.get_uint_or(a + ".expert_gating_func", 1);  // 1 softmax, 2 sigmoid (GGUF's numbering)
+    if (!gating) return gating.status();
+    if (*gating != 1 && *gating != 2) return Status::error("expert_gating_func must be 1 (softmax) or 2 (sigmoid)");
+    c.expert_gating = *gating == 1 ? ExpertGating::Softmax : ExpertGating::Sigmoid;
+    return Status();
+}
+
+// Granite's multipliers (llama.cpp's keys; each one optional, 1 without it)
+// and its query scale, which replaces 1/sqrt(head_dim).
+Status read_granite(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    const struct {
+        const char* key;
+        float& out;
+    } scales[] = {{".embedding_scale", c.embedding_scale},
+                  {".residual_scale", c.residual_scale},
+                  {".logit_scale", c.logit_scale},
+                  {".attention.scale", c.attn_scale}};
+    for (const auto& s : scales) {
+        TS_RETURN_IF_ERROR(read_float_or(f, a + s.key, s.out, s.out));
+        if (!(s.out > 0)) return Status::error("metadata '" + a + s.key + "' must be > 0");
+    }
+    return Status();
+}
+
 }  // namespace
 
 Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
@@ -117,8 +184,9 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = *arch;
     TS_ASSIGN_OR_RETURN(c.kind, arch_kind(c.arch));
     const std::string& a = c.arch;
-    c.qkv_bias = c.kind == ArchKind::Qwen2;
-    c.qk_norm = c.kind == ArchKind::Qwen3 || c.kind == ArchKind::Gemma3;
+    c.qkv_bias = c.kind == ArchKind::Qwen2 || c.kind == ArchKind::Qwen2Moe;
+    c.qk_norm = c.kind == ArchKind::Qwen3 || c.kind == ArchKind::Gemma3 || c.kind == ArchKind::Qwen3Moe;
+    c.qk_norm_full = c.kind == ArchKind::Olmoe;
     TS_RETURN_IF_ERROR(read_positive(f, a + ".embedding_length", c.n_embd));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".block_count", c.n_layer));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".feed_forward_length", c.n_ff));
@@ -154,6 +222,14 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     TS_RETURN_IF_ERROR(read_rope(f, a, c));
     c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     if (c.is_gemma()) TS_RETURN_IF_ERROR(read_gemma(f, a, c));
+    if (c.is_gemma()) c.embedding_scale = std::sqrt(static_cast<float>(c.n_embd));
+    if (c.kind == ArchKind::Granite || c.kind == ArchKind::GraniteMoe) TS_RETURN_IF_ERROR(read_granite(f, a, c));
+    // A llama file with experts is mixtral-style (llama.cpp reads it so too).
+    auto llama_experts = f.get_uint_or(a + ".expert_count", 0);
+    if (!llama_experts) return llama_experts.status();
+    if (is_moe_kind(c.kind) || (c.kind == ArchKind::Llama && *llama_experts > 0)) {
+        TS_RETURN_IF_ERROR(read_moe(f, a, c));
+    }
     // phi3's sliding_window key is ignored, as llama.cpp does (its converter
     // does not write the window the models were trained with). Its LongRoPE
     // (the rope_factors_long/short tensors of the 128k models) is not
@@ -183,18 +259,29 @@ std::string ModelConfig::describe() const {
     line("embedding", std::to_string(n_embd));
     line("heads", std::to_string(n_head) + " (kv " + std::to_string(n_head_kv) + ", head_dim " +
                       std::to_string(head_dim) + ")");
-    line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
+    if (!is_moe()) line("feed_forward", std::to_string(n_ff) + (is_gemma() ? " (GeGLU)" : " (SwiGLU)"));
     line("vocab", std::to_string(n_vocab));
     line("context_train", std::to_string(n_ctx_train));
     line("rope", rope_line(rope));
     if (qkv_bias) line("qkv_bias", "yes");
     if (qk_norm) line("qk_norm", "yes");
+    if (qk_norm_full) line("qk_norm", "yes (whole projections)");
+    if (is_moe()) {
+        line("experts", std::to_string(n_expert) + " (" + std::to_string(n_expert_used) + " used, ffn " +
+                            std::to_string(n_ff_exp) + ", " +
+                            (expert_gating == ExpertGating::Softmax ? "softmax" : "sigmoid") +
+                            (expert_weights_norm ? ", renormalised" : "") + ")");
+        if (n_ff_shexp > 0) line("shared_expert", "ffn " + std::to_string(n_ff_shexp) + " (sigmoid gate)");
+    }
     line("attention_scale", std::to_string(attn_scale));
     if (sliding_window > 0) {
         line("sliding_window", std::to_string(sliding_window) + " (one global layer in every " +
                                    std::to_string(swa_period) + ")");
         line("rope_local", rope_line(rope_local));
     }
+    if (embedding_scale != 1.0f) line("embedding_scale", std::to_string(embedding_scale));
+    if (residual_scale != 1.0f) line("residual_scale", std::to_string(residual_scale));
+    if (logit_scale != 1.0f) line("logit_scale", std::to_string(logit_scale));
     if (attn_softcap > 0) line("attn_softcap", std::to_string(attn_softcap));
     if (final_softcap > 0) line("final_softcap", std::to_string(final_softcap));
     return out;

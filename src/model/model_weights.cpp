@@ -44,6 +44,59 @@ Expected<const float*> vector_f32(const GgufFile& f, const std::string& name, in
     return reinterpret_cast<const float*>(t->data);
 }
 
+// The n slices of a 3-D expert tensor [cols, rows, n] (ggml order), one
+// matrix per expert.
+Expected<std::vector<WeightMatrix>> experts(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows,
+                                            int64_t n) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    if (!t) return Status::error("tensor '" + name + "' is missing");
+    if (t->n_dims != 3 || t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != n) {
+        return Status::error("tensor '" + name + "' has shape [" + std::to_string(t->ne[0]) + ", " +
+                             std::to_string(t->ne[1]) + ", " + std::to_string(t->ne[2]) + "], expected [" +
+                             std::to_string(cols) + ", " + std::to_string(rows) + ", " + std::to_string(n) + "]");
+    }
+    if (!is_supported_weight_type(t->type)) {
+        return Status::error("tensor '" + name + "' has unsupported type " + ggml_type_name(t->type));
+    }
+    const size_t row_bytes = *ggml_row_bytes(t->type, cols);
+    std::vector<WeightMatrix> out;
+    for (int64_t e = 0; e < n; ++e) {
+        out.push_back(WeightMatrix{t->type, t->data + static_cast<size_t>(e * rows) * row_bytes, rows, cols, row_bytes});
+    }
+    return out;
+}
+
+// qwen2moe's shared-expert gate is one row; converters write it as [n_embd]
+// or [n_embd, 1].
+Expected<WeightMatrix> gate_row(const GgufFile& f, const std::string& name, int64_t cols) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    if (!t) return Status::error("tensor '" + name + "' is missing");
+    if (t->n_dims > 2 || t->ne[0] != cols || t->n_elements() != cols) {
+        return Status::error("tensor '" + name + "' should have " + std::to_string(cols) + " elements");
+    }
+    if (!is_supported_weight_type(t->type)) {
+        return Status::error("tensor '" + name + "' has unsupported type " + ggml_type_name(t->type));
+    }
+    return WeightMatrix{t->type, t->data, 1, cols, *ggml_row_bytes(t->type, cols)};
+}
+
+Status bind_experts(const GgufFile& f, const ModelConfig& c, int l, ExpertWeights& m) {
+    TS_ASSIGN_OR_RETURN(m.gate_inp, matrix(f, layer_name(l, "ffn_gate_inp.weight"), c.n_embd, c.n_expert));
+    if (f.find_tensor(layer_name(l, "exp_probs_b.bias"))) {
+        TS_ASSIGN_OR_RETURN(m.selection_bias, vector_f32(f, layer_name(l, "exp_probs_b.bias"), c.n_expert));
+    }
+    TS_ASSIGN_OR_RETURN(m.gate, experts(f, layer_name(l, "ffn_gate_exps.weight"), c.n_embd, c.n_ff_exp, c.n_expert));
+    TS_ASSIGN_OR_RETURN(m.up, experts(f, layer_name(l, "ffn_up_exps.weight"), c.n_embd, c.n_ff_exp, c.n_expert));
+    TS_ASSIGN_OR_RETURN(m.down, experts(f, layer_name(l, "ffn_down_exps.weight"), c.n_ff_exp, c.n_embd, c.n_expert));
+    if (c.n_ff_shexp > 0) {
+        TS_ASSIGN_OR_RETURN(m.gate_inp_shexp, gate_row(f, layer_name(l, "ffn_gate_inp_shexp.weight"), c.n_embd));
+        TS_ASSIGN_OR_RETURN(m.gate_shexp, matrix(f, layer_name(l, "ffn_gate_shexp.weight"), c.n_embd, c.n_ff_shexp));
+        TS_ASSIGN_OR_RETURN(m.up_shexp, matrix(f, layer_name(l, "ffn_up_shexp.weight"), c.n_embd, c.n_ff_shexp));
+        TS_ASSIGN_OR_RETURN(m.down_shexp, matrix(f, layer_name(l, "ffn_down_shexp.weight"), c.n_ff_shexp, c.n_embd));
+    }
+    return Status();
+}
+
 Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& w) {
     TS_ASSIGN_OR_RETURN(w.attn_norm, vector_f32(f, layer_name(l, "attn_norm.weight"), c.n_embd));
     if (f.find_tensor(layer_name(l, "attn_qkv.weight"))) {
@@ -62,13 +115,18 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.bk, vector_f32(f, layer_name(l, "attn_k.bias"), c.kv_dim()));
         TS_ASSIGN_OR_RETURN(w.bv, vector_f32(f, layer_name(l, "attn_v.bias"), c.kv_dim()));
     }
-    if (c.qk_norm) {
+    if (c.qk_norm_full) {  // olmoe: one norm over the whole Q (K) projection
+        TS_ASSIGN_OR_RETURN(w.q_norm, vector_f32(f, layer_name(l, "attn_q_norm.weight"), c.q_dim()));
+        TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.kv_dim()));
+    } else if (c.qk_norm) {
         TS_ASSIGN_OR_RETURN(w.q_norm, vector_f32(f, layer_name(l, "attn_q_norm.weight"), c.head_dim));
         TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.head_dim));
     }
     TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
     TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
-    if (c.kind == ArchKind::Phi3) {  // gate rows first, then up (Phi3MLP's gate_up_proj)
+    if (c.is_moe()) {
+        TS_RETURN_IF_ERROR(bind_experts(f, c, l, w.moe));
+    } else if (c.kind == ArchKind::Phi3) {  // gate rows first, then up (Phi3MLP's gate_up_proj)
         WeightMatrix gate_up;
         TS_ASSIGN_OR_RETURN(gate_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, 2 * static_cast<int64_t>(c.n_ff)));
         w.w_gate = row_range(gate_up, 0, c.n_ff);
@@ -77,7 +135,7 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.w_gate, matrix(f, layer_name(l, "ffn_gate.weight"), c.n_embd, c.n_ff));
         TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
     }
-    TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
+    if (!c.is_moe()) TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
     if (c.is_gemma()) {  // norms after attention and after the FFN, before each residual add
         TS_ASSIGN_OR_RETURN(w.post_attn_norm, vector_f32(f, layer_name(l, "post_attention_norm.weight"), c.n_embd));
         TS_ASSIGN_OR_RETURN(w.post_ffn_norm, vector_f32(f, layer_name(l, "post_ffw_norm.weight"), c.n_embd));

@@ -11,6 +11,20 @@
 
 namespace tessera {
 
+// A mixture-of-experts layer's FFN (ModelConfig::n_expert > 0). GGUF keeps
+// each kind of expert matrix as one 3-D tensor, n_expert 2-D matrices back to
+// back; each expert here is a view of its slice.
+struct ExpertWeights {
+    WeightMatrix gate_inp;                     // router: [n_expert rows, n_embd cols]
+    const float* selection_bias = nullptr;     // exp_probs_b [n_expert] or null
+    std::vector<WeightMatrix> gate, up;        // [n_expert] x [n_ff_exp rows, n_embd cols]
+    std::vector<WeightMatrix> down;            // [n_expert] x [n_embd rows, n_ff_exp cols]
+    // qwen2moe's shared expert (all null when ModelConfig::n_ff_shexp == 0).
+    WeightMatrix gate_inp_shexp;               // [1 row, n_embd cols]
+    WeightMatrix gate_shexp, up_shexp;         // [n_ff_shexp rows, n_embd cols]
+    WeightMatrix down_shexp;                   // [n_embd rows, n_ff_shexp cols]
+};
+
 // phi3 stores Q/K/V as one attn_qkv matrix and gate/up as one ffn_up matrix
 // of 2 * n_ff rows; wq/wk/wv and w_gate/w_up are then row ranges of those.
 struct LayerWeights {
@@ -24,8 +38,9 @@ struct LayerWeights {
     WeightMatrix wo;                   // [n_embd rows, q_dim cols]
     const float* post_attn_norm = nullptr;  // [n_embd] (gemma) or null
     const float* ffn_norm = nullptr;   // [n_embd]
-    WeightMatrix w_gate, w_up;         // [n_ff rows, n_embd cols]
+    WeightMatrix w_gate, w_up;         // [n_ff rows, n_embd cols] (dense FFN only)
     WeightMatrix w_down;               // [n_embd rows, n_ff cols]
+    ExpertWeights moe;                 // MoE FFN only
     const float* post_ffn_norm = nullptr;  // [n_embd] (gemma) or null
 };
 

@@ -87,7 +87,7 @@ HttpReply handle_metrics(State& st) {
     if (!m) return error_reply(unavailable("The model is still loading"));
     HttpReply r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = render_prometheus(m->engine->metrics());
+    r.body = render_prometheus(m->engine->metrics(), m->moe_counters);
     return r;
 }
 

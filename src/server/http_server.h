@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "engine/engine.h"
+#include "model/moe_counters.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/openai_request.h"
@@ -49,6 +50,7 @@ struct ServerOptions {
 struct ServingModel {
     Engine* engine = nullptr;
     const ChatTemplate* chat_template = nullptr;  // compiled once, at load
+    const MoeCounters* moe_counters = nullptr;    // expert usage for /metrics (MoE models)
 };
 
 class HttpServer {

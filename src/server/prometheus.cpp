@@ -71,7 +71,7 @@ int64_t load(const std::atomic<int64_t>& a) { return a.load(std::memory_order_re
 
 }  // namespace
 
-std::string render_prometheus(const EngineMetrics& m) {
+std::string render_prometheus(const EngineMetrics& m, const MoeCounters* moe) {
     std::string out;
     histogram(out, "tessera_time_to_first_token_seconds", "Time from request submission to its first token.", m.ttft);
     histogram(out, "tessera_inter_token_latency_seconds", "Time between consecutive tokens of one choice.",
@@ -112,6 +112,14 @@ std::string render_prometheus(const EngineMetrics& m) {
     header(out, "tessera_spec_accepted_tokens_total", "counter", "Drafted tokens the target model accepted.");
     sample(out, "tessera_spec_accepted_tokens_total{" + drafter + "}", std::to_string(load(m.spec_accepted_tokens)));
     histogram(out, "tessera_spec_accepted_length", "Accepted tokens per verified draft.", m.spec_accepted, drafter);
+    if (moe != nullptr) {
+        header(out, "tessera_moe_expert_tokens_total", "counter",
+               "Tokens routed to each expert of the mixture-of-experts model, summed over its layers.");
+        for (int32_t e = 0; e < moe->n_expert(); ++e) {
+            sample(out, "tessera_moe_expert_tokens_total{expert=\"" + std::to_string(e) + "\"}",
+                   std::to_string(moe->expert_tokens(e)));
+        }
+    }
     return out;
 }
 

@@ -5,9 +5,12 @@
 #include <string>
 
 #include "engine/metrics.h"
+#include "model/moe_counters.h"
 
 namespace tessera {
 
-std::string render_prometheus(const EngineMetrics& metrics);
+// `moe`: the model's expert usage (mixture-of-experts models), rendered as
+// tessera_moe_expert_tokens_total{expert="e"}, summed over layers; null: none.
+std::string render_prometheus(const EngineMetrics& metrics, const MoeCounters* moe = nullptr);
 
 }  // namespace tessera

@@ -1,0 +1,50 @@
+# The mixture-of-experts architectures against Hugging Face `transformers`
+# itself: tiny models (tools/hf_moe_models.py) whose logits transformers
+# computed once (tools/make_hf_moe_goldens.py, float64, stored in
+# tests/golden/moe/hf_logits.npz) are rebuilt here without torch, converted to
+# GGUF as llama.cpp's converter lays them out (3-D expert tensors; Q/K
+# permuted for mixtral's and granitemoe's normal RoPE; granitemoe's fused
+# gate/up split), and tessera's logits, and the NumPy reference's, must equal
+# transformers'.
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+import hf_moe_models as hm  # noqa: E402
+import reference_forward as ref  # noqa: E402
+from test_arch_coverage import assert_logits_match, run_tessera, tolerance  # noqa: E402
+
+GOLDEN = np.load(ROOT / "tests" / "golden" / "moe" / "hf_logits.npz")
+
+
+@pytest.fixture(scope="module", params=sorted(hm.ARCHS))
+def model(request, tmp_path_factory):
+    path = tmp_path_factory.mktemp("hf") / f"{request.param}.gguf"
+    hm.write_gguf(request.param, hm.random_weights(request.param), str(path))
+    return request.param, str(path)
+
+
+def test_tessera_matches_transformers(model, tessera_bin):
+    arch, path = model
+    for i, tokens in enumerate(hm.PROMPTS):
+        assert_logits_match(run_tessera(tessera_bin, path, tokens), GOLDEN[f"{arch}/{i}"], tolerance("F32"))
+
+
+def test_reference_matches_transformers(model):
+    arch, path = model
+    m = ref.Model(path)
+    for i, tokens in enumerate(hm.PROMPTS):
+        np.testing.assert_allclose(ref.forward(m, tokens), GOLDEN[f"{arch}/{i}"], rtol=0, atol=1e-4)
+
+
+def test_goldens_tell_the_architectures_apart():
+    # Each model's logits are its own: a mix-up of files or prompts shows.
+    rows = [GOLDEN[f"{a}/0"] for a in sorted(hm.ARCHS)]
+    for i in range(len(rows)):
+        for j in range(i + 1, len(rows)):
+            assert np.abs(rows[i] - rows[j]).max() > 0.1
