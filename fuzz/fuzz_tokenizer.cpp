@@ -23,12 +23,19 @@
 
 namespace {
 
-void add_or_abort(std::vector<tessera::Tokenizer>& out, tessera::Expected<tessera::Tokenizer> tok, const std::string& what) {
+void add_or_abort(std::vector<tessera::Tokenizer>& out, tessera::Expected<tessera::Tokenizer> tok,
+                  const std::string& what) {
     if (!tok) {
         std::fprintf(stderr, "fuzz_tokenizer: cannot load %s: %s\n", what.c_str(), tok.error().c_str());
         std::abort();
     }
     out.push_back(std::move(*tok));
+}
+
+tessera::Expected<tessera::Tokenizer> from_spec(tessera::VocabSpec spec) {
+    auto vocab = tessera::Vocab::create(std::move(spec));
+    if (!vocab) return vocab.status();
+    return tessera::Tokenizer::from_vocab(std::move(*vocab));
 }
 
 nlohmann::json golden_head(const std::string& file) {
@@ -61,8 +68,8 @@ std::vector<tessera::Tokenizer> load_tokenizers() {
     std::vector<tessera::Tokenizer> out;
     for (const char* name : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf"}) {
         auto file = tessera::GgufFile::open(dir + name);
-        add_or_abort(out, file ? tessera::Tokenizer::from_gguf(*file) : tessera::Expected<tessera::Tokenizer>(file.status()),
-                     name);
+        if (!file) add_or_abort(out, file.status(), name);
+        add_or_abort(out, tessera::Tokenizer::from_gguf(*file), name);
     }
     // One small byte-level BPE vocabulary under every pre-tokenizer name.
     std::ifstream vf(TESSERA_SOURCE_DIR "/tests/golden/tokenizer_families/vocab.json");
@@ -72,18 +79,14 @@ std::vector<tessera::Tokenizer> load_tokenizers() {
         s.pre = std::string(pre);
         s.tokens = bpe.at("tokens").get<std::vector<std::string>>();
         s.merges = bpe.at("merges").get<std::vector<std::string>>();
-        auto v = tessera::Vocab::create(std::move(s));
-        add_or_abort(out, v ? tessera::Tokenizer::from_vocab(std::move(*v)) : tessera::Expected<tessera::Tokenizer>(v.status()),
-                     std::string(pre));
+        add_or_abort(out, from_spec(std::move(s)), std::string(pre));
     }
     const auto wpm = golden_head("tokenizer_wordpiece.jsonl");
     tessera::VocabSpec w;
     w.kind = tessera::VocabKind::Wpm;
     w.tokens = wpm.at("tokens").get<std::vector<std::string>>();
     w.unk = wpm.at("unk").get<int32_t>();
-    auto wv = tessera::Vocab::create(std::move(w));
-    add_or_abort(out, wv ? tessera::Tokenizer::from_vocab(std::move(*wv)) : tessera::Expected<tessera::Tokenizer>(wv.status()),
-                 "wordpiece");
+    add_or_abort(out, from_spec(std::move(w)), "wordpiece");
     const auto ugm = golden_head("tokenizer_unigram.jsonl");
     tessera::VocabSpec u;
     u.kind = tessera::VocabKind::Ugm;
@@ -94,9 +97,7 @@ std::vector<tessera::Tokenizer> load_tokenizers() {
     u.charsmap = base64_decode(ugm.at("charsmap").get<std::string>());
     u.add_space_prefix = true;
     u.remove_extra_whitespaces = true;
-    auto uv = tessera::Vocab::create(std::move(u));
-    add_or_abort(out, uv ? tessera::Tokenizer::from_vocab(std::move(*uv)) : tessera::Expected<tessera::Tokenizer>(uv.status()),
-                 "unigram");
+    add_or_abort(out, from_spec(std::move(u)), "unigram");
     return out;
 }
 

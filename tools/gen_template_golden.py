@@ -315,6 +315,14 @@ CASES = [
     ("loop_control_ws", "{% for x in 'abc' %}\n  {%- if x == 'b' -%}\n  {% continue %}\n  {%- endif -%}\n  {{ x }}\n{% endfor %}", {}),
     ("loop_continue_in_set_block", "{% for x in [1,2,3] %}{% set s %}{{ x }}{% if x == 2 %}{% continue %}{% endif %}"
                                    "{% endset %}[{{ s }}]{% endfor %}", {}),
+    # Command-R7B's shape: a run of tool results gathered by an inner loop that breaks at the first other role.
+    ("loop_break_tool_result_run",
+     "{% set seen = namespace(ids=[]) %}{% for m in messages %}{% if m.role == 'tool' and m.id not in seen.ids %}"
+     "[{{ m.id }}{% for n in messages[loop.index0 + 1:] %}{% if n.role == 'tool' %},{{ n.id }}"
+     "{% set seen.ids = seen.ids + [n.id] %}{% else %}{% break %}{% endif %}{% endfor %}]"
+     "{% elif m.role != 'tool' %}{{ m.role }}{% endif %}{% endfor %}",
+     {"messages": [{"role": "user"}, {"role": "tool", "id": 1}, {"role": "tool", "id": 2}, {"role": "assistant"},
+                   {"role": "tool", "id": 3}, {"role": "user"}, {"role": "tool", "id": 4}]}),
     ("loop_break_outside_loop_error", "a{% break %}b", {}),
     ("loop_continue_in_macro_error", "{% for x in [1] %}{% macro m() %}{% continue %}{% endmacro %}{{ m() }}{% endfor %}", {}),
     ("loop_break_in_call_block_error", "{% macro w() %}{{ caller() }}{% endmacro %}{% for x in [1] %}{% call w() %}"

@@ -125,3 +125,30 @@ TEST(FamilyTable, UnknownNameIsAClearError) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Gemma 4's family: spaces as U+2581, merges over raw UTF-8, a newline run
+// that is a token kept whole, and <0xXX> tokens for a character with none.
+TEST(FamilyTable, RawUtf8BpeWithByteFallback) {
+    VocabSpec s;
+    s.kind = VocabKind::Bpe;
+    s.pre = "gemma4";
+    s.tokens = {"<unk>", "<0xF0>", "<0x9F>", "<0x98>", "<0x80>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab",
+                "\n", "\n\n"};
+    s.types = {2, 6, 6, 6, 6, 1, 1, 1, 1, 1, 1, 1};
+    s.merges = {"\xE2\x96\x81 a", "a b"};
+    auto v = Vocab::create(s);
+    ASSERT_TRUE(v.ok()) << v.error();
+    auto t = Tokenizer::from_vocab(std::move(*v));
+    ASSERT_TRUE(t.ok()) << t.error();
+    const std::string text = "a ab\n\n\xF0\x9F\x98\x80";
+    const auto ids = t->encode(text, {});
+    EXPECT_EQ(ids, (std::vector<int32_t>{6, 8, 7, 11, 1, 2, 3, 4}));
+    EXPECT_EQ(t->decode(ids), text);
+    EXPECT_EQ(t->max_token_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace tessera
