@@ -49,6 +49,8 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
     auto* key = app.add_option("--api-key", f.api_key, "require 'Authorization: Bearer KEY'");
     app.add_option("--api-key-file", f.api_key_file, "file of accepted API keys, one per line")->excludes(key);
+    app.add_option("--admin-key", s.admin_key, "require 'Authorization: Bearer KEY' on the /admin/* routes (none without it)")
+        ->check([](const std::string& k) { return k.empty() ? std::string("the admin key must not be empty") : ""; });
     app.add_option("--served-model-name,--alias,--model-name", s.model_names,
                    "names the model is served under; the first is listed first, requests naming another get 404 "
                    "(default: the file name without .gguf)");

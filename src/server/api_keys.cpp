@@ -14,7 +14,8 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
-// Compares without an early exit, so timing does not reveal a matching prefix.
+}  // namespace
+
 bool equal_constant_time(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     unsigned char diff = 0;
@@ -22,7 +23,17 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
     return diff == 0;
 }
 
-}  // namespace
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+    // RFC 7235: the auth scheme is case-insensitive ("bearer", "BEARER"), and
+    // one or more spaces separate it from the token.
+    constexpr std::string_view kBearer = "bearer";
+    if (authorization.size() <= kBearer.size() || authorization[kBearer.size()] != ' ') return std::nullopt;
+    for (size_t i = 0; i < kBearer.size(); ++i) {
+        const char c = authorization[i];
+        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kBearer[i]) return std::nullopt;
+    }
+    return trim(authorization.substr(kBearer.size()));
+}
 
 ApiKeys::ApiKeys(std::vector<std::string> keys) {
     for (std::string& k : keys) {
@@ -45,19 +56,12 @@ Expected<ApiKeys> ApiKeys::from_file(const std::string& path) {
 
 std::optional<uint64_t> ApiKeys::check(std::string_view authorization) const {
     if (!enabled()) return 0;
-    // RFC 7235: the auth scheme is case-insensitive ("bearer", "BEARER"), and
-    // one or more spaces separate it from the token.
-    constexpr std::string_view kBearer = "bearer";
-    if (authorization.size() <= kBearer.size() || authorization[kBearer.size()] != ' ') return std::nullopt;
-    for (size_t i = 0; i < kBearer.size(); ++i) {
-        const char c = authorization[i];
-        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kBearer[i]) return std::nullopt;
-    }
-    const std::string_view presented = trim(authorization.substr(kBearer.size()));
+    const std::optional<std::string_view> presented = bearer_token(authorization);
+    if (!presented) return std::nullopt;
     bool found = false;
-    for (const std::string& k : keys_) found |= equal_constant_time(k, presented);
+    for (const std::string& k : keys_) found |= equal_constant_time(k, *presented);
     if (!found) return std::nullopt;
-    return cache_salt_for_key(presented);
+    return cache_salt_for_key(*presented);
 }
 
 uint64_t cache_salt_for_key(std::string_view key) {

@@ -32,6 +32,13 @@ private:
     std::vector<std::string> keys_;
 };
 
+// The token of an "Authorization: Bearer <token>" header (scheme matched
+// case-insensitively, as RFC 7235 says), or nullopt when it has another shape.
+std::optional<std::string_view> bearer_token(std::string_view authorization);
+
+// Compares without an early exit, so timing does not reveal a matching prefix.
+bool equal_constant_time(std::string_view a, std::string_view b);
+
 // A stable 64-bit hash of a key, never 0 (0 is the unauthenticated domain).
 uint64_t cache_salt_for_key(std::string_view key);
 

@@ -24,10 +24,14 @@ namespace {
 using State = HttpServer::State;
 using Handler = std::function<HttpReply(State&, const HttpRequest&)>;
 
+// Who may call a route: anyone, holders of an API key (when keys are
+// configured; every route but /health, /ready and the page), or the admin.
+enum class Access { Open, Key, Admin };
+
 struct Route {
     std::string path;
     std::string method;
-    bool authed;  // every route but /health and /ready requires the API key (when keys are configured)
+    Access access;
     Handler handle;
     bool prefix = false;  // matches every path under `path` (e.g. /v1/models/{id})
 };
@@ -164,21 +168,21 @@ std::vector<Route> route_table(const ServerOptions& options) {
         return [kind](State& st, const HttpRequest& q) { return handle_generation(st, kind, q); };
     };
     std::vector<Route> table = {
-        {"/v1/chat/completions", "POST", true, gen(ApiKind::Chat)},
-        {"/v1/completions", "POST", true, gen(ApiKind::Completion)},
-        {"/v1/responses", "POST", true, handle_responses},
-        {"/v1/embeddings", "POST", true, handle_embeddings},
-        {"/v1/models", "GET", true, [](State& st, const HttpRequest&) { return handle_models(st); }},
-        {"/v1/models/", "GET", true, handle_model, true},
-        {"/props", "GET", true, [](State& st, const HttpRequest&) { return handle_props(st); }},
-        {"/tokenize", "POST", true, handle_tokenize},
-        {"/detokenize", "POST", true, handle_detokenize},
-        {"/health", "GET", false, [](State&, const HttpRequest&) { return json_reply(200, {{"status", "ok"}}); }},
-        {"/ready", "GET", false, [](State& st, const HttpRequest&) { return handle_ready(st); }},
-        {"/metrics", "GET", true, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
+        {"/v1/chat/completions", "POST", Access::Key, gen(ApiKind::Chat)},
+        {"/v1/completions", "POST", Access::Key, gen(ApiKind::Completion)},
+        {"/v1/responses", "POST", Access::Key, handle_responses},
+        {"/v1/embeddings", "POST", Access::Key, handle_embeddings},
+        {"/v1/models", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_models(st); }},
+        {"/v1/models/", "GET", Access::Key, handle_model, true},
+        {"/props", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_props(st); }},
+        {"/tokenize", "POST", Access::Key, handle_tokenize},
+        {"/detokenize", "POST", Access::Key, handle_detokenize},
+        {"/health", "GET", Access::Open, [](State&, const HttpRequest&) { return json_reply(200, {{"status", "ok"}}); }},
+        {"/ready", "GET", Access::Open, [](State& st, const HttpRequest&) { return handle_ready(st); }},
+        {"/metrics", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
     };
     // The page holds no secret (it asks for the key itself), so it needs none.
-    if (options.web_ui) table.push_back({"/", "GET", false, [](State&, const HttpRequest&) { return handle_index(); }});
+    if (options.web_ui) table.push_back({"/", "GET", Access::Open, [](State&, const HttpRequest&) { return handle_index(); }});
     return table;
 }
 
@@ -201,7 +205,12 @@ std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, Http
     bool path_known = false;
     const Route* route = find_route(table, head, path_known);
     if (!route) return error_reply(error_for_status(path_known ? 405 : 404, head.method, head.path));
-    if (route->authed) {
+    if (route->access == Access::Admin) {
+        const std::optional<std::string_view> token = bearer_token(head.authorization);
+        const std::string& admin = st.options.admin_key;
+        if (admin.empty() || !token || !equal_constant_time(*token, admin)) return error_reply(unauthorized());
+    }
+    if (route->access == Access::Key) {
         const std::optional<uint64_t> salt = st.options.api_keys.check(head.authorization);
         if (!salt) return error_reply(unauthorized());
         head.cache_salt = *salt;  // the key, checked once here, picks the prefix-cache domain

@@ -43,6 +43,9 @@ struct ServerOptions {
     bool web_ui = true;  // the chat page at /
     ProtocolLimits limits;
     ApiKeys api_keys;
+    // --admin-key: the /admin/* routes exist only with one, and take only it
+    // (an API key never opens them, nor the admin key the API routes).
+    std::string admin_key;
 };
 
 // What the routes need once the model is loaded; the caller owns it and keeps
