@@ -76,14 +76,14 @@ if [ ${#browser_pkgs[@]} -gt 0 ]; then
 fi
 
 echo "== end-to-end tests =="
-python3 -m pytest -q -rs --junitxml="$reports/e2e.xml" tests/e2e
+python3 -m pytest -q -rs --durations=15 --junitxml="$reports/e2e.xml" tests/e2e
 
 # Every server and CLI process of the suite runs sanitized: a report aborts
 # it, a leak at exit makes its exit status non-zero, and the tests check both.
 # The soak's RSS bound means nothing under ASan's allocator, so it is left out.
 echo "== end-to-end tests against the ASan+UBSan build =="
 TESSERA_BIN="$(pwd)/build-asan/tessera" ASAN_OPTIONS=detect_leaks=1 \
-  python3 -m pytest -q -rs --junitxml="$reports/asan-e2e.xml" tests/e2e --deselect tests/e2e/test_reliability_soak.py
+  python3 -m pytest -q -rs --durations=15 --junitxml="$reports/asan-e2e.xml" tests/e2e --deselect tests/e2e/test_reliability_soak.py
 
 python3 scripts/skip_summary.py unit="$reports/unit.xml" asan-unit="$reports/asan-unit.xml" \
   e2e="$reports/e2e.xml" asan-e2e="$reports/asan-e2e.xml"
