@@ -151,6 +151,9 @@ void kv_families(std::string& out, Sources s) {
           [](const EngineMetrics& m) -> auto& { return m.kv_blocks_total; });
     gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).", s,
           [](const EngineMetrics& m) -> auto& { return m.kv_blocks_cached; });
+    gauge(out, "tessera_kv_blocks_pinned", "KV block references held by prompt-cache pins (cache_control TTL).", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_blocks_pinned; });
+    gauge(out, "tessera_kv_pins", "Live prompt-cache pins.", s, [](const EngineMetrics& m) -> auto& { return m.kv_pins; });
     gauge(out, "tessera_kv_slots_unfilled",
           "Allocated token slots with no token: running sequences' unfilled slots and free halves of split blocks.", s,
           [](const EngineMetrics& m) -> auto& { return m.kv_slots_unfilled; });
