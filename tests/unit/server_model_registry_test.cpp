@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "server/model_registry.h"
+#include "server/prometheus.h"
 #include "server/query_string.h"
 #include "server/server_state.h"
 
@@ -144,6 +145,24 @@ TEST(QueryString, DecodesTheNamedParameter) {
     EXPECT_EQ(query_param("model=%2", "model"), std::nullopt);
     EXPECT_EQ(query_param("model=%zz", "model"), std::nullopt);
     EXPECT_EQ(query_param("", "model"), std::nullopt);
+}
+
+TEST(ServerPrometheus, EveryFamilyOnceWithOneLabelledSetPerModel) {
+    EngineMetrics a, b;
+    a.kv_blocks_used.store(3);
+    b.kv_blocks_used.store(5);
+    const MetricsSource sources[] = {{"a", &a, nullptr}, {"b\"q", &b, nullptr}};
+    const std::string text = render_prometheus(sources);
+    const auto count = [&text](const std::string& needle) {
+        size_t n = 0;
+        for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count("# TYPE tessera_kv_blocks_used gauge\n"), 1u);
+    EXPECT_EQ(count("tessera_kv_blocks_used{model=\"a\"} 3\n"), 1u);
+    EXPECT_EQ(count("tessera_kv_blocks_used{model=\"b\\\"q\"} 5\n"), 1u);  // the quote escaped
+    EXPECT_EQ(count("tessera_time_to_first_token_seconds_bucket{le=\"+Inf\",model=\"a\"} 0\n"), 1u);
+    EXPECT_EQ(count("tessera_spec_accepted_length_count{drafter=\"none\",model=\"a\"}"), 1u);
 }
 
 TEST(ServerRoutes, AdminRoutesNeedTheAdminKeyAndExistOnlyWithIt) {
