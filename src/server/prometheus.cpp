@@ -94,6 +94,20 @@ std::string render_prometheus(const EngineMetrics& m, const MoeCounters* moe) {
             load(m.prefix_queries));
     counter(out, "tessera_prefix_cache_hits_total", "Prompt tokens served from the prefix cache.",
             load(m.prefix_hit_tokens));
+    counter(out, "tessera_kv_disk_blocks_stored_total", "KV blocks written to the disk tier.", load(m.kv_disk_stored));
+    counter(out, "tessera_kv_disk_blocks_loaded_total", "KV blocks read back from the disk tier instead of recomputed.",
+            load(m.kv_disk_loaded));
+    counter(out, "tessera_kv_disk_blocks_rejected_total",
+            "Disk tier records found corrupt (header, checksum) and dropped, never loaded.", load(m.kv_disk_rejected));
+    counter(out, "tessera_kv_disk_files_rejected_total",
+            "Disk tier files ignored and started afresh: written by another model, KV type or format, or damaged.",
+            load(m.kv_disk_files_rejected));
+    counter(out, "tessera_kv_disk_write_errors_total", "Disk tier writes that failed (the block is not kept).",
+            load(m.kv_disk_write_errors));
+    gauge(out, "tessera_kv_disk_blocks", "KV blocks held by the disk tier.", load(m.kv_disk_blocks));
+    gauge(out, "tessera_kv_disk_bytes_used", "Bytes of the disk tier file holding blocks.", load(m.kv_disk_bytes_used));
+    gauge(out, "tessera_kv_disk_bytes_capacity", "Bytes the disk tier may hold (--kv-disk-size).",
+          load(m.kv_disk_bytes_capacity));
     counter(out, "tessera_prompt_tokens_total", "Prompt tokens of finished and running requests.",
             load(m.prompt_tokens));
     counter(out, "tessera_generation_tokens_total", "Tokens generated.", load(m.generated_tokens));
