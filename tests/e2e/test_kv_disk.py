@@ -107,7 +107,7 @@ def test_a_tier_written_by_another_model_is_ignored(tessera_bin, model_path, pop
     mine = tier_file(tier_dir)
     foreign_dir = tmp_path / "foreign"
     other = serve(tessera_bin, other_model(model_path, tmp_path), foreign_dir)
-    complete(other)
+    complete(other, "A short prompt that fills one block of the other model's tier, and then some.")
     assert other.stop() == 0, other.final_log
     theirs = tier_file(foreign_dir)
     assert theirs.name != mine.name  # the model's identity names the file
