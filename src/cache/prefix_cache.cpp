@@ -179,6 +179,7 @@ int32_t PrefixCache::get_or_create_root(uint64_t salt) {
     if (found >= 0) return found;
     const int32_t root = new_slot();
     nodes_[static_cast<size_t>(root)].key = salt;
+    nodes_[static_cast<size_t>(root)].prefix = prefix_root_key(salt);
     roots_.emplace(salt, root);
     return root;
 }
@@ -197,6 +198,7 @@ int32_t PrefixCache::add_child(int32_t parent, std::span<const int32_t> run, int
     n.parent = parent;
     n.block = block;
     n.key = edge_key(parent, run);
+    n.prefix = prefix_chain_key(nodes_[static_cast<size_t>(parent)].prefix, run);
     n.last_access = tick_;
     edges_.emplace(n.key, child);
     leaves_.insert({n.last_access, child});
@@ -247,6 +249,7 @@ void PrefixCache::remove_leaf(int32_t node) {
     TS_CHECK(edge != last);
     edges_.erase(edge);
     node_of_block_[static_cast<size_t>(n.block)] = -1;
+    if (evict_observer_) evict_observer_(n.prefix, run_of(node), n.block);
     pool_.unref(n.block);
     free_slot(node);
     --n_nodes_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cache/block_pool.h"
+#include "cache/prefix_key.h"
 
 namespace tessera {
 
@@ -65,6 +67,13 @@ public:
     // Drops every entry and the cache's reference on each stored block.
     void clear();
 
+    // Called by evict() for each block it frees, just before the cache drops
+    // its reference (the block's K/V is still intact): the block's prefix key
+    // (prefix_key.h), its token run and its id. The disk tier spills through
+    // it. One observer; an empty function removes it.
+    using EvictObserver = std::function<void(const PrefixKey& key, std::span<const int32_t> run, int32_t block)>;
+    void set_evict_observer(EvictObserver observer) { evict_observer_ = std::move(observer); }
+
 private:
     struct Node {
         int32_t parent = -1;       // -1 for a root
@@ -75,6 +84,7 @@ private:
         int32_t n_blocked_children = 0;  // children that are blocked (below)
         bool held = false;               // its block has a holder besides the cache
         bool live = false;
+        PrefixKey prefix;                // prefix_chain_key up to this node (a root: prefix_root_key)
     };
     using LeafKey = std::pair<uint64_t, int32_t>;  // (last_access, node id)
 
@@ -108,6 +118,7 @@ private:
     std::unordered_map<uint64_t, int32_t> roots_;       // salt -> root node
     std::set<LeafKey> leaves_;                          // non-root leaves, LRU first
     std::vector<int32_t> node_of_block_;                // [pool.n_blocks()], -1 if uncached
+    EvictObserver evict_observer_;
 };
 
 }  // namespace tessera

@@ -111,6 +111,11 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->check(CLI::Range(0, 1 << 20));
     app.add_flag("!--no-prefix-cache", e.prefix_cache, "disable the prefix cache");
     add_cache_ttl_flags(app, f);
+    app.add_option("--kv-disk", e.kv_disk_dir,
+                   "directory of the KV disk tier: prefix-cache blocks evicted from RAM spill there, come back on a "
+                   "hit, and survive a restart");
+    app.add_option("--kv-disk-size", e.kv_disk_bytes, "disk tier size in bytes, e.g. 4G (default 1G)")
+        ->transform(CLI::AsSizeValue(false));
     app.add_option("-t,--threads", e.threads, "compute threads (0: all cores)")->check(CLI::Range(0, 1024));
     app.add_option("--block-size", e.block_size, "KV block size in tokens")->check(CLI::Range(1, 1024));
     app.add_option("--http-threads", s.http_threads,
@@ -221,6 +226,11 @@ void print_model(const ServedModel& served) {
                  static_cast<long long>(m.kv_blocks_total.load()), static_cast<long long>(m.kv_block_size.load()),
                  kv_type_name(o.kv_types.k).c_str(), kv_type_name(o.kv_types.v).c_str(),
                  o.prefix_cache ? "on" : "off", o.max_seqs);
+    if (!o.kv_disk_dir.empty()) {
+        std::fprintf(stderr, "tessera serve: KV disk tier in %s: %lld blocks found, %lld MiB at most\n",
+                     o.kv_disk_dir.c_str(), static_cast<long long>(m.kv_disk_blocks.load()),
+                     static_cast<long long>(m.kv_disk_bytes_capacity.load() >> 20));
+    }
 }
 
 void print_startup(const EngineOptions& o) {

@@ -18,6 +18,7 @@
 #include "core/check.h"
 #include "core/sigbus_guard.h"
 #include "engine/choice.h"
+#include "engine/kv_disk.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
 
@@ -63,7 +64,7 @@ Expected<Pooling> resolve_pooling(const Model& model, const EngineOptions& o) {
 
 class Engine::Impl {
 public:
-    Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options)
+    Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options, std::unique_ptr<DiskTier> disk_tier)
         : model_(model), tokenizer_(tokenizer), options_(options),
           cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
                  static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
@@ -82,6 +83,10 @@ public:
             metrics_.spec_drafter = options.spec.drafter->name();
             draft_token_cost_ = kVerifyPositionCost + static_cast<double>(options.spec.drafter->weight_bytes()) /
                                                           static_cast<double>(std::max<uint64_t>(1, model.gguf().tensor_bytes()));
+        }
+        if (disk_tier) {
+            disk_ = std::make_unique<KvDiskOffload>(std::move(disk_tier), cache_, scheduler_.prefix_cache());
+            disk_->publish(metrics_);
         }
         last_progress_ns_ = now_ns();
         thread_ = std::thread([this] { loop(); });
@@ -145,6 +150,7 @@ private:
     KvCache cache_;
     Scheduler scheduler_;
     PrefixPins pins_;  // after the scheduler: its references go before the prefix cache's
+    std::unique_ptr<KvDiskOffload> disk_;  // --kv-disk; null: off. Before the scheduler goes: it observes its cache
     ThreadPool pool_;
     Expected<Pooling> pooling_;
     int64_t max_context_ = 0;
@@ -249,6 +255,7 @@ void Engine::Impl::loop() {
         metrics_.kv_slots_unfilled = scheduler_.unfilled_kv_slots();
         metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
         metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
+        if (disk_) disk_->publish(metrics_);
     }
     for (auto& c : choices_) finish(*c, FinishReason::Cancelled);
     {
@@ -264,6 +271,11 @@ void Engine::Impl::loop() {
         }
     }
     retire_done();
+    if (disk_ && !damaged_.load(std::memory_order_relaxed)) {
+        pins_.expire(std::chrono::steady_clock::time_point::max());  // pinned prefixes are written out too
+        disk_->flush();  // the RAM cache outlives the process on disk
+        disk_->publish(metrics_);
+    }
 }
 
 void Engine::Impl::gather_burst(std::unique_lock<std::mutex>& lock) {
@@ -306,6 +318,9 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     if (embed) leader->pooled = std::make_unique<PoolingAccumulator>(*pooling_, model_.config().n_embd);
     scheduler_.add(&seq, NewSequence{state->handle->id(), state->request.prompt, state->request.cache_salt,
                                      !embed || pooling_allows_prefix_reuse(*pooling_)});
+    if (disk_ && seq.reuse_prefix && options_.prefix_cache) {
+        disk_->promote(std::span<const int32_t>(seq.tokens).first(seq.tokens.size() - 1), seq.cache_salt);
+    }
     for (int32_t t : seq.tokens) leader->sampler.accept(t);
     metrics_.prompt_tokens.fetch_add(static_cast<uint64_t>(seq.n_prompt), std::memory_order_relaxed);
     track(std::move(leader));
@@ -671,7 +686,16 @@ Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& t
         return Status::error("the tokenizer has " + std::to_string(tokenizer.n_vocab()) +
                              " tokens but the model " + std::to_string(model.config().n_vocab));
     }
-    return std::unique_ptr<Engine>(new Engine(std::make_unique<Impl>(model, tokenizer, options)));
+    std::unique_ptr<DiskTier> disk_tier;
+    if (!options.kv_disk_dir.empty()) {
+        if (!options.prefix_cache) return Status::error("the KV disk tier needs the prefix cache");
+        const int64_t block_bytes = KvCache::bytes_per_block(model.config().n_layer, model.config().kv_dim(),
+                                                             options.block_size, options.kv_types);
+        TS_ASSIGN_OR_RETURN(disk_tier, open_kv_disk(model, options.kv_disk_dir, options.kv_disk_bytes,
+                                                    options.kv_types, options.block_size, block_bytes));
+    }
+    return std::unique_ptr<Engine>(
+        new Engine(std::make_unique<Impl>(model, tokenizer, options, std::move(disk_tier))));
 }
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

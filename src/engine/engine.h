@@ -48,6 +48,10 @@ struct EngineOptions {
     // Share of the KV blocks that requests' cache pins (GenerationRequest::
     // cache_pin) may hold together; a pin past it is not made.
     double max_pinned_share = 0.5;
+    // KV disk tier (engine/kv_disk.h): evicted prefix-cache blocks spill to a
+    // file in this directory, at most kv_disk_bytes of it; empty: off.
+    std::string kv_disk_dir{};
+    uint64_t kv_disk_bytes = uint64_t{1} << 30;
     std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
     SpecOptions spec{};

@@ -50,6 +50,15 @@ struct EngineMetrics {
     std::atomic<int64_t> kv_block_size{0};         // tokens per block
     std::atomic<uint64_t> prefix_queries{0};       // prompt tokens looked up
     std::atomic<uint64_t> prefix_hit_tokens{0};    // of which served from cache
+    // KV disk tier (--kv-disk; all zero without one): engine/kv_disk.h.
+    std::atomic<uint64_t> kv_disk_stored{0};          // blocks written to the tier
+    std::atomic<uint64_t> kv_disk_loaded{0};          // blocks read back instead of recomputed
+    std::atomic<uint64_t> kv_disk_rejected{0};        // corrupt records dropped, never loaded
+    std::atomic<uint64_t> kv_disk_files_rejected{0};  // foreign or damaged tier files started afresh
+    std::atomic<uint64_t> kv_disk_write_errors{0};
+    std::atomic<int64_t> kv_disk_blocks{0};           // blocks the tier holds now
+    std::atomic<int64_t> kv_disk_bytes_used{0};
+    std::atomic<int64_t> kv_disk_bytes_capacity{0};
     std::atomic<uint64_t> prompt_tokens{0};
     std::atomic<uint64_t> generated_tokens{0};
     std::atomic<uint64_t> preemptions{0};

@@ -65,4 +65,25 @@ void KvCache::copy_slots(int64_t src, int64_t dst, int n) {
     }
 }
 
+void KvCache::read_block(int32_t block, std::span<uint8_t> out) const {
+    TS_CHECK(block >= 0 && block < n_blocks_ && static_cast<int64_t>(out.size()) == block_bytes());
+    const int64_t k_bytes = block_size_ * k_row_bytes_, v_bytes = block_size_ * v_row_bytes_;
+    uint8_t* p = out.data();
+    for (int l = 0; l < n_layer_; ++l) {
+        p = std::copy_n(k_block(l, block), k_bytes, p);
+        p = std::copy_n(v_row(l, static_cast<int64_t>(block) * block_size_), v_bytes, p);
+    }
+}
+
+void KvCache::write_block(int32_t block, std::span<const uint8_t> in) {
+    TS_CHECK(block >= 0 && block < n_blocks_ && static_cast<int64_t>(in.size()) == block_bytes());
+    const int64_t k_bytes = block_size_ * k_row_bytes_, v_bytes = block_size_ * v_row_bytes_;
+    const uint8_t* p = in.data();
+    for (int l = 0; l < n_layer_; ++l) {
+        std::copy_n(p, k_bytes, k_block(l, block));
+        std::copy_n(p + k_bytes, v_bytes, v_row(l, static_cast<int64_t>(block) * block_size_));
+        p += k_bytes + v_bytes;
+    }
+}
+
 }  // namespace tessera

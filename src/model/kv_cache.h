@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cache/block_pool.h"
@@ -57,12 +58,21 @@ public:
     // `dst`, each run within one block (copy-on-write, widening a half block).
     void copy_slots(int64_t src, int64_t dst, int n);
 
+    // One whole block's K and V of every layer as bytes (the disk tier's
+    // payload): per layer, the K block as stored (keys in lanes) and then the
+    // block's V rows. block_bytes() of them.
+    int64_t block_bytes() const { return static_cast<int64_t>(n_layer_) * block_size_ * (k_row_bytes_ + v_row_bytes_); }
+    void read_block(int32_t block, std::span<uint8_t> out) const;
+    void write_block(int32_t block, std::span<const uint8_t> in);
+
 private:
     int64_t slots() const { return static_cast<int64_t>(n_blocks_) * block_size_; }
     uint8_t* k_block(int layer, int64_t block) {
         return k_.data() + (layer * slots() + block * block_size_) * k_row_bytes_;
     }
     uint8_t* v_row(int layer, int64_t slot) { return v_.data() + (layer * slots() + slot) * v_row_bytes_; }
+    const uint8_t* k_block(int layer, int64_t block) const { return const_cast<KvCache*>(this)->k_block(layer, block); }
+    const uint8_t* v_row(int layer, int64_t slot) const { return const_cast<KvCache*>(this)->v_row(layer, slot); }
 
     int n_layer_, kv_dim_, n_blocks_, block_size_;
     KvTypes types_;

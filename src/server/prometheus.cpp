@@ -161,6 +161,27 @@ void kv_families(std::string& out, Sources s) {
           [](const EngineMetrics& m) -> auto& { return m.kv_block_size; });
 }
 
+void kv_disk_families(std::string& out, Sources s) {
+    counter(out, "tessera_kv_disk_blocks_stored_total", "KV blocks written to the disk tier.", s,
+            [](const EngineMetrics& m) -> auto& { return m.kv_disk_stored; });
+    counter(out, "tessera_kv_disk_blocks_loaded_total", "KV blocks read back from the disk tier instead of recomputed.", s,
+            [](const EngineMetrics& m) -> auto& { return m.kv_disk_loaded; });
+    counter(out, "tessera_kv_disk_blocks_rejected_total",
+            "Disk tier records found corrupt (header, checksum) and dropped, never loaded.", s,
+            [](const EngineMetrics& m) -> auto& { return m.kv_disk_rejected; });
+    counter(out, "tessera_kv_disk_files_rejected_total",
+            "Disk tier files ignored and started afresh: written by another model, KV type or format, or damaged.", s,
+            [](const EngineMetrics& m) -> auto& { return m.kv_disk_files_rejected; });
+    counter(out, "tessera_kv_disk_write_errors_total", "Disk tier writes that failed (the block is not kept).", s,
+            [](const EngineMetrics& m) -> auto& { return m.kv_disk_write_errors; });
+    gauge(out, "tessera_kv_disk_blocks", "KV blocks held by the disk tier.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_disk_blocks; });
+    gauge(out, "tessera_kv_disk_bytes_used", "Bytes of the disk tier file holding blocks.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_disk_bytes_used; });
+    gauge(out, "tessera_kv_disk_bytes_capacity", "Bytes the disk tier may hold (--kv-disk-size).", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_disk_bytes_capacity; });
+}
+
 void request_families(std::string& out, Sources s) {
     counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.", s,
             [](const EngineMetrics& m) -> auto& { return m.prefix_queries; });
@@ -202,6 +223,7 @@ std::string render_prometheus(std::span<const MetricsSource> sources) {
     std::string out;
     latency_families(out, sources);
     kv_families(out, sources);
+    kv_disk_families(out, sources);
     request_families(out, sources);
     grammar_and_spec_families(out, sources);
     moe_experts(out, sources);
