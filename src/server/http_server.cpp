@@ -91,7 +91,7 @@ HttpReply handle_metrics(State& st) {
     if (!m) return error_reply(unavailable("The model is still loading"));
     HttpReply r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = render_prometheus(m->engine->metrics(), m->moe_counters);
+    r.body = render_prometheus(m->engine->metrics(), m->moe_counters) + render_key_usage(st.keys.usage());
     return r;
 }
 
@@ -180,6 +180,8 @@ std::vector<Route> route_table(const ServerOptions& options) {
         {"/health", "GET", Access::Open, [](State&, const HttpRequest&) { return json_reply(200, {{"status", "ok"}}); }},
         {"/ready", "GET", Access::Open, [](State& st, const HttpRequest&) { return handle_ready(st); }},
         {"/metrics", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
+        {"/admin/usage", "GET", Access::Admin,
+         [](State& st, const HttpRequest&) { return json_reply(200, key_usage_json(st.keys.usage())); }},
     };
     // The page holds no secret (it asks for the key itself), so it needs none.
     if (options.web_ui) table.push_back({"/", "GET", Access::Open, [](State&, const HttpRequest&) { return handle_index(); }});
@@ -211,9 +213,10 @@ std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, Http
         if (admin.empty() || !token || !equal_constant_time(*token, admin)) return error_reply(unauthorized());
     }
     if (route->access == Access::Key) {
-        const std::optional<uint64_t> salt = st.options.api_keys.check(head.authorization);
-        if (!salt) return error_reply(unauthorized());
-        head.cache_salt = *salt;  // the key, checked once here, picks the prefix-cache domain
+        std::optional<KeyRegistry::Caller> caller = st.keys.check(head.authorization);
+        if (!caller) return error_reply(unauthorized());
+        head.cache_salt = caller->cache_salt;  // the key, checked once here, picks the prefix-cache domain
+        head.key_account = std::move(caller->account);  // and the limits the generation routes apply
     }
     if (!head.content_encoding.empty() && strcasecmp(head.content_encoding.c_str(), "identity") != 0) {
         return error_reply(error_for_status(415, head.method, head.path));
@@ -296,5 +299,7 @@ void HttpServer::drain(std::chrono::milliseconds timeout) {
 }
 
 void HttpServer::set_model(const ServingModel* model) { state_->model.store(model); }
+
+void HttpServer::set_api_keys(const ApiKeys& keys) { state_->keys.set(keys); }
 
 }  // namespace tessera

@@ -77,6 +77,9 @@ public:
     // Opens the generation routes and turns /ready green. Until then they
     // answer 503 (the model is loading).
     void set_model(const ServingModel* model);
+    // Thread-safe: replaces the accepted API keys (a key file reload). Requests
+    // in flight go on; a key whose name stays keeps its usage and limit state.
+    void set_api_keys(const ApiKeys& keys);
 
     struct State;
 

@@ -12,6 +12,7 @@
 #include "server/http_message.h"
 #include "server/http_server.h"
 #include "server/http_transport.h"
+#include "server/key_registry.h"
 
 namespace tessera {
 
@@ -22,7 +23,8 @@ bool serves_model(const HttpServer::State& state, const std::string& name);
 
 struct HttpServer::State {
     explicit State(ServerOptions opts)
-        : options(std::move(opts)), cors(options.cors_origins), transport(options, routes_for(*this)),
+        : options(std::move(opts)), keys(options.api_keys), cors(options.cors_origins),
+          transport(options, routes_for(*this)),
           rng(std::random_device{}()) {
         if (options.model_names.empty()) options.model_names = {"tessera"};  // routes need a name to answer with
     }
@@ -33,6 +35,7 @@ struct HttpServer::State {
     }
 
     ServerOptions options;
+    KeyRegistry keys;  // the live API keys (options.api_keys until a reload)
     CorsPolicy cors;
     std::atomic<const ServingModel*> model{nullptr};
     std::atomic<bool> stopping{false};  // cancel in-flight generations
