@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto specs = tessera::parse_key_file(text);
     if (!specs) {
         const std::string& e = specs.error();
-        const bool explained = e.rfind("line ", 0) == 0 || e.find("no keys") != std::string::npos || e.find("16 MiB") != std::string::npos;
+        const bool explained = e.rfind("line ", 0) == 0 || e.find("no keys") != std::string::npos ||
+                               e.find("16 MiB") != std::string::npos;
         if (!explained) std::abort();
         return 0;
     }
