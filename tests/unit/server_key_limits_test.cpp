@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <variant>
+#include <vector>
 
 #include "server/key_account.h"
 #include "server/key_file.h"
@@ -317,6 +320,45 @@ TEST(KeyRegistryTest, ChecksKeysAndReloadKeepsAccountsByName) {
     EXPECT_EQ(j["data"][0]["limits"]["tpm"], 100);
     EXPECT_TRUE(j["data"][0]["limits"]["rpm"].is_null());
     EXPECT_EQ(j["data"][0]["completion_tokens"], 10);
+}
+
+// Admissions on several threads while the key file is reloaded: the stream
+// cap holds at every moment, and every settled request is counted once.
+TEST(KeyRegistryTest, ConcurrentAdmissionsAndReloads) {
+    auto specs = parse_key_file("sk-a name=alice streams=2\n");
+    ASSERT_TRUE(specs.ok());
+    const ApiKeys keys(std::move(*specs));
+    KeyRegistry reg(keys);
+    std::atomic<int> inside{0}, most{0}, admitted{0};
+    std::atomic<bool> stop{false};
+    std::thread reloader([&] {
+        while (!stop.load()) reg.set(keys);
+    });
+    std::vector<std::thread> workers;
+    for (int t = 0; t < 4; ++t) {
+        workers.emplace_back([&] {
+            for (int i = 0; i < 2000; ++i) {
+                auto caller = reg.check("Bearer sk-a");
+                ASSERT_TRUE(caller);
+                auto a = admit_request(caller->account, 1, "w", "max_tokens");
+                if (!std::holds_alternative<KeyLease>(a)) continue;
+                const int now = inside.fetch_add(1) + 1;
+                int seen = most.load();
+                while (now > seen && !most.compare_exchange_weak(seen, now)) {}
+                inside.fetch_sub(1);
+                std::get<KeyLease>(a).settle(1, 0, 1);
+                admitted.fetch_add(1);
+            }
+        });
+    }
+    for (std::thread& w : workers) w.join();
+    stop.store(true);
+    reloader.join();
+    EXPECT_LE(most.load(), 2);
+    const KeyUsageRow row = row_named(reg, "alice");
+    EXPECT_EQ(row.counts.requests, admitted.load());
+    EXPECT_EQ(row.counts.requests + row.counts.rate_limited, 4 * 2000);
+    EXPECT_EQ(row.active_requests, 0);
 }
 
 TEST(KeyRegistryTest, NoKeysLetsEveryoneIn) {
