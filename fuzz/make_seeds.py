@@ -233,6 +233,21 @@ def main():
     for i, (kind, b) in enumerate(bodies):
         write("openai_request", f"{i}", bytes([kind]) + json.dumps(b).encode())
     constraint_seeds(msgs[0])
+    cache_control_seeds()
+
+
+def cache_control_seeds():
+    """Prompt-cache markers (cache_control.cpp) on messages, parts and whole requests, good and bad."""
+    eph = {"type": "ephemeral"}
+    bodies = [(0, {"messages": [{"role": "system", "content": "S", "cache_control": {**eph, "ttl": "1h"}},
+                                {"role": "user", "content": "q"}]}),
+              (0, {"messages": [{"role": "user", "content": [{"type": "text", "text": "a", "cache_control": eph}]}],
+                   "cache_control": {**eph, "ttl": 30}}),
+              (1, {"prompt": "p", "cache_control": {**eph, "ttl": "90s"}}),
+              (1, {"prompt": "p", "cache_control": {"type": "x", "ttl": "5d"}}),
+              (0, {"messages": [{"role": "user", "content": "q", "cache_control": "ephemeral"}]})]
+    for i, (kind, b) in enumerate(bodies):
+        write("openai_request", f"cache_{i}", bytes([kind]) + json.dumps(b).encode())
 
 
 def constraint_seeds(messages):

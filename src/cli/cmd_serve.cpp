@@ -40,7 +40,31 @@ struct ServeFlags {
     double drain_timeout_s = 30;
     double request_timeout_s = 30;
     int io_timeout_s = 5;
+    int cache_ttl_default_s = 300;
+    int cache_ttl_max_s = 3600;
+    int cache_system_prompt_s = 0;
 };
+
+// Prompt caching with a TTL (cache_control markers, server/cache_control.h).
+void add_cache_ttl_flags(CLI::App& app, ServeFlags& f) {
+    app.add_option("--cache-ttl-default", f.cache_ttl_default_s, "seconds a cache_control marker without a ttl keeps its prompt")
+        ->check(CLI::Range(1, 1 << 30));
+    app.add_option("--cache-ttl-max", f.cache_ttl_max_s, "longest cache_control ttl a request may ask for, in seconds")
+        ->check(CLI::Range(1, 1 << 30));
+    app.add_option("--cache-system-prompt", f.cache_system_prompt_s,
+                   "keep every chat request's leading system messages cached this many seconds (0: off)")
+        ->check(CLI::Range(0, 1 << 30));
+    app.add_option("--cache-pin-share", f.engine.max_pinned_share,
+                   "share of the KV cache that prompts kept by cache_control may hold together")
+        ->check(CLI::Range(0.0, 1.0));
+}
+
+void apply_cache_ttls(ServeFlags& f) {
+    CacheControlOptions& c = f.server.limits.cache_control;
+    c.default_ttl = std::chrono::seconds(std::min(f.cache_ttl_default_s, f.cache_ttl_max_s));
+    c.max_ttl = std::chrono::seconds(f.cache_ttl_max_s);
+    c.system_prompt_ttl = std::chrono::seconds(std::min(f.cache_system_prompt_s, f.cache_ttl_max_s));
+}
 
 void add_flags(CLI::App& app, ServeFlags& f) {
     EngineOptions& e = f.engine;
@@ -87,6 +111,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--max-waiting", e.max_waiting, "waiting requests before new ones get 429")
         ->check(CLI::Range(0, 1 << 20));
     app.add_flag("!--no-prefix-cache", e.prefix_cache, "disable the prefix cache");
+    add_cache_ttl_flags(app, f);
     app.add_option("-t,--threads", e.threads, "compute threads (0: all cores)")->check(CLI::Range(0, 1024));
     app.add_option("--block-size", e.block_size, "KV block size in tokens")->check(CLI::Range(1, 1024));
     app.add_option("--http-threads", s.http_threads,
@@ -292,6 +317,7 @@ int cmd_serve(int argc, char** argv) {
     apply_timeouts(f);
     apply_log_format(f);
     apply_pooling(f);
+    apply_cache_ttls(f);
     if (f.server.model_names.empty()) f.server.model_names = {std::filesystem::path(f.model_path).stem().string()};
 
     // glibc raises its mmap threshold each time a large block is freed, so

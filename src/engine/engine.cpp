@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/prefix_pins.h"
 #include "core/check.h"
 #include "core/sigbus_guard.h"
 #include "engine/choice.h"
@@ -68,6 +69,8 @@ public:
                  static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
           scheduler_(cache_.blocks(), cache_.block_size(),
                      SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
+          pins_(cache_.blocks(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
+                                                      std::clamp(options.max_pinned_share, 0.0, 1.0))),
           pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
           pooling_(resolve_pooling(model, options)) {
         const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
@@ -131,6 +134,7 @@ private:
     void on_token(Choice& choice, const float* logits, int32_t token);
     void emit(Choice& choice, std::string text);
     void finish(Choice& choice, FinishReason reason, const std::string& error = {});
+    int64_t pin_prefix(const Choice& choice);
     void retire_done();
     bool fail_if_model_damaged();
 
@@ -140,6 +144,7 @@ private:
     EngineMetrics metrics_;
     KvCache cache_;
     Scheduler scheduler_;
+    PrefixPins pins_;  // after the scheduler: its references go before the prefix cache's
     ThreadPool pool_;
     Expected<Pooling> pooling_;
     int64_t max_context_ = 0;
@@ -233,11 +238,14 @@ void Engine::Impl::loop() {
         busy_.store(!scheduler_.idle(), std::memory_order_relaxed);
         if (!scheduler_.idle()) step();
         retire_done();
+        pins_.expire(std::chrono::steady_clock::now());  // the loop wakes at least every 50 ms
         last_progress_ns_.store(now_ns(), std::memory_order_relaxed);
         metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
         metrics_.kv_blocks_cached = scheduler_.prefix_cache().evictable_blocks();
+        metrics_.kv_blocks_pinned = pins_.n_blocks();
+        metrics_.kv_pins = static_cast<int64_t>(pins_.n_pins());
         metrics_.kv_slots_unfilled = scheduler_.unfilled_kv_slots();
         metrics_.prefix_queries = scheduler_.prefix_queried_tokens();
         metrics_.prefix_hit_tokens = scheduler_.prefix_hit_tokens();
@@ -589,15 +597,36 @@ void Engine::Impl::finish(Choice& choice, FinishReason reason, const std::string
         e.seconds_to_first_token = seconds_between(choice.req->submitted, choice.first_token);
         e.seconds_decoding = seconds_between(choice.first_token, choice.last_token);
     }
+    // Cached (and pinned) before the final event goes out, so a client's next
+    // request finds the prefix and the usage can say what was written.
+    if (choice.seq.status != SeqStatus::Finished && reason != FinishReason::Error) {
+        scheduler_.cache_blocks(choice.seq);
+        e.cache_write_tokens = pin_prefix(choice);
+    }
     choice.req->handle->push(std::move(e));
     metrics_.e2e_latency.observe(seconds_between(choice.req->submitted, std::chrono::steady_clock::now()));
     if (choice.index == 0) metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
-    if (choice.seq.status != SeqStatus::Finished) {
-        if (reason != FinishReason::Error) scheduler_.cache_blocks(choice.seq);
-        scheduler_.remove(&choice.seq);
-    }
+    if (choice.seq.status != SeqStatus::Finished) scheduler_.remove(&choice.seq);
     if (options_.spec.drafter) options_.spec.drafter->forget(draft_key(choice));
     for (auto& f : choice.pending_forks) finish(*f, reason, error);
+}
+
+// Pins the request's marked prompt prefix (whole blocks of it, all in the
+// prefix cache by now) until its TTL. Returns the pinned tokens this request
+// computed rather than read from the cache (0 when nothing was pinned).
+int64_t Engine::Impl::pin_prefix(const Choice& choice) {
+    const GenerationRequest& r = choice.req->request;
+    const int64_t bs = cache_.block_size();
+    const int64_t n_pin = std::min<int64_t>(r.cache_pin.n_tokens, choice.seq.n_prompt) / bs * bs;
+    if (n_pin <= 0 || r.cache_pin.ttl.count() <= 0 || !options_.prefix_cache) return 0;
+    PrefixCache::Match m = scheduler_.prefix_cache().match(
+        std::span<const int32_t>(r.prompt.data(), static_cast<size_t>(n_pin)), r.cache_salt);
+    if (m.n_tokens < n_pin) {  // a part was never cached (e.g. a preempted prompt): nothing to keep
+        for (int32_t b : m.blocks) cache_.blocks().unref(b);
+        return 0;
+    }
+    if (!pins_.pin(std::move(m.blocks), std::chrono::steady_clock::now() + r.cache_pin.ttl)) return 0;
+    return n_pin - std::min(choice.seq.n_cached, n_pin);
 }
 
 // The model file changed on disk: nothing it computes can be trusted any

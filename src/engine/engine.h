@@ -45,6 +45,9 @@ struct EngineOptions {
     int32_t max_waiting = 256;        // admission cap; past it submit() is refused
     int64_t max_context = 0;          // per-sequence limit; 0: model's n_ctx_train
     bool prefix_cache = true;
+    // Share of the KV blocks that requests' cache pins (GenerationRequest::
+    // cache_pin) may hold together; a pin past it is not made.
+    double max_pinned_share = 0.5;
     std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
     SpecOptions spec{};

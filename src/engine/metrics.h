@@ -44,6 +44,8 @@ struct EngineMetrics {
     std::atomic<int64_t> kv_blocks_used{0};
     std::atomic<int64_t> kv_blocks_total{0};
     std::atomic<int64_t> kv_blocks_cached{0};      // held by the prefix cache alone (evictable)
+    std::atomic<int64_t> kv_blocks_pinned{0};      // references held by cache pins (PrefixPins)
+    std::atomic<int64_t> kv_pins{0};               // live cache pins
     std::atomic<int64_t> kv_slots_unfilled{0};     // BlockTables::unfilled
     std::atomic<int64_t> kv_block_size{0};         // tokens per block
     std::atomic<uint64_t> prefix_queries{0};       // prompt tokens looked up

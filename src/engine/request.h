@@ -2,6 +2,7 @@
 // Plain data shared by the engine (producer) and the server (consumer).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,6 +66,13 @@ struct GenerationRequest {
     // Speculative decoding: at most this many drafted tokens per step (0: none
     // for this request; -1: the engine's SpecOptions::max_draft).
     int32_t max_draft = -1;
+    // Prompt caching with a time-to-live: once the prompt is computed, its
+    // first `n_tokens` (whole blocks of them) stay in the prefix cache for
+    // `ttl`, never evicted before (within EngineOptions::max_pinned_share).
+    struct CachePin {
+        int64_t n_tokens = 0;  // 0: no pin
+        std::chrono::seconds ttl{0};
+    } cache_pin;
 };
 
 enum class FinishReason { None, Stop, Length, Cancelled, Error };
@@ -90,6 +98,7 @@ struct StreamEvent {
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;         // prompt tokens served from the prefix cache
+    int64_t cache_write_tokens = 0;    // tokens of the request's cache pin that it computed and stored
     double seconds_to_first_token = 0.0;  // submit -> first sampled token (0 if none)
     double seconds_decoding = 0.0;        // first -> last sampled token
     std::vector<float> embedding;         // [n_embd], L2-normalised: an embedding request's final event

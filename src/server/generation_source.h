@@ -31,6 +31,7 @@ inline void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {
     usage.prompt_tokens = ev.prompt_tokens;  // the same prompt for every choice
     usage.completion_tokens += ev.completion_tokens;
     usage.cached_tokens = std::max(usage.cached_tokens, ev.cached_tokens);
+    usage.cache_write_tokens = std::max(usage.cache_write_tokens, ev.cache_write_tokens);
 }
 
 class GenerationSource : public ReplySource {

@@ -223,8 +223,26 @@ std::optional<ApiError> constrain_to_tool_calls(const PromptContext& ctx, const 
     return std::nullopt;
 }
 
+// How many leading tokens of `prompt` the chat messages [0, last] render to:
+// the marked prefix a cache pin keeps (the template's text for a shorter
+// conversation is a prefix of the full one's in every usual template; where
+// it is not, the common part is kept).
+int64_t marked_prefix_tokens(const ChatTemplate& tmpl, const Tokenizer& tok, const ChatRenderInput& full,
+                             int64_t last, const std::vector<int32_t>& prompt) {
+    ChatRenderInput in;
+    in.messages = nlohmann::ordered_json::array();
+    for (int64_t i = 0; i <= last; ++i) in.messages.push_back(full.messages[static_cast<size_t>(i)]);
+    in.tools = full.tools;
+    in.add_generation_prompt = false;
+    auto text = tmpl.render(std::move(in));
+    if (!text) return 0;
+    const std::vector<int32_t> ids = tok.encode(*text, {.parse_special = true});
+    const auto diverge = std::mismatch(ids.begin(), ids.end(), prompt.begin(), prompt.end());
+    return static_cast<int64_t>(diverge.first - ids.begin());
+}
+
 std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx, const MaxTokens& m,
-                                        ParsedRequest& out) {
+                                        const CacheMark& mark, ParsedRequest& out) {
     const Json* messages = r.find("messages");
     if (!messages) return bad_request("messages", "'messages' is required");
     if (!messages->is_array() || messages->empty()) {
@@ -241,13 +259,27 @@ std::optional<ApiError> render_messages(FieldReader& r, const PromptContext& ctx
     }
     r.boolean("add_generation_prompt", in.add_generation_prompt);
     if (!r.ok()) return r.error();
+    const bool partial_pin = !mark.whole_prompt && mark.last_message >= 0;
+    const ChatRenderInput kept = partial_pin ? in : ChatRenderInput{};
     auto text = ctx.chat_template->render(std::move(in));
     if (!text) return bad_request("messages", "Chat template failed: " + text.error());
     // The rendered text, template additions included, is what gets encoded.
     if (auto err = check_prompt_bytes(text->size(), ctx, "messages", m)) return err;
     // The template writes BOS itself where the model wants it.
     out.gen.prompt = ctx.tokenizer->encode(*text, {.parse_special = true});
+    if (partial_pin) {
+        out.gen.cache_pin.n_tokens =
+            marked_prefix_tokens(*ctx.chat_template, *ctx.tokenizer, kept, mark.last_message, out.gen.prompt);
+    }
     return std::nullopt;
+}
+
+// The whole-prompt marker's pin, once the prompt is known; a message
+// marker's length was set by render_messages.
+void apply_cache_mark(const CacheMark& mark, ParsedRequest& out) {
+    if (!mark.any()) return;
+    if (mark.whole_prompt) out.gen.cache_pin.n_tokens = static_cast<int64_t>(out.gen.prompt.size());
+    out.gen.cache_pin.ttl = mark.ttl;
 }
 
 // A JSON array of token ids, each in the vocabulary.
@@ -306,7 +338,10 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     if (auto err = read_tool_request(body, out.tools)) return err;
     if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
     if (auto err = constrain_to_tool_calls(ctx, limits, out)) return err;
-    if (auto err = render_messages(r, ctx, m, out)) return err;
+    CacheMark mark;
+    if (auto err = find_cache_marks(body, limits.cache_control, mark)) return err;
+    if (auto err = render_messages(r, ctx, m, mark, out)) return err;
+    apply_cache_mark(mark, out);
     return finish(r, ctx, "messages", m, out);
 }
 
@@ -329,6 +364,9 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
     if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;
+    CacheMark mark;
+    if (auto err = find_cache_marks(body, limits.cache_control, mark)) return err;
+    apply_cache_mark(mark, out);
     return finish(r, ctx, "prompt", m, out);
 }
 

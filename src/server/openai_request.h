@@ -10,6 +10,7 @@
 #include "engine/request.h"
 #include "grammar/grammar.h"
 #include "server/api_error.h"
+#include "server/cache_control.h"
 #include "server/json_util.h"
 #include "server/tool_request.h"
 #include "template/chat_render.h"
@@ -33,6 +34,8 @@ struct ProtocolLimits {
     // Size, rule and nesting caps on a request's grammar or JSON Schema
     // (response_format, guided_*, grammar, json_schema).
     GrammarLimits grammar;
+    // TTLs of prompt-cache markers (cache_control) and the system-prompt option.
+    CacheControlOptions cache_control;
 };
 
 enum class ApiKind { Chat, Completion, Responses };  // Responses: parsed as a chat

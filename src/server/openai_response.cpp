@@ -69,7 +69,8 @@ Json usage_json(const UsageCounts& u) {
     return Json{{"prompt_tokens", u.prompt_tokens},
                 {"completion_tokens", u.completion_tokens},
                 {"total_tokens", u.prompt_tokens + u.completion_tokens},
-                {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+                {"prompt_tokens_details",
+                 {{"cached_tokens", u.cached_tokens}, {"cache_write_tokens", u.cache_write_tokens}}}};
 }
 
 Json chat_logprobs_json(const std::vector<TokenLogprob>& lps, const TokenPieceFn& piece) {

@@ -36,6 +36,7 @@ struct UsageCounts {
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;
+    int64_t cache_write_tokens = 0;  // prompt tokens stored under the request's cache pin
 };
 
 // One finished choice of a non-streaming response.

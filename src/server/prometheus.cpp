@@ -84,6 +84,9 @@ std::string render_prometheus(const EngineMetrics& m, const MoeCounters* moe) {
     gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", load(m.kv_blocks_total));
     gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).",
           load(m.kv_blocks_cached));
+    gauge(out, "tessera_kv_blocks_pinned", "KV block references held by prompt-cache pins (cache_control TTL).",
+          load(m.kv_blocks_pinned));
+    gauge(out, "tessera_kv_pins", "Live prompt-cache pins.", load(m.kv_pins));
     gauge(out, "tessera_kv_slots_unfilled", "Allocated token slots with no token: running sequences' unfilled slots and free halves of split blocks.",
           load(m.kv_slots_unfilled));
     gauge(out, "tessera_kv_block_size", "Tokens per KV block.", load(m.kv_block_size));

@@ -445,3 +445,29 @@ TEST(ServerJsonBody, IntegersMustBeWholeAndInRange) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A marked message pins exactly the tokens its conversation prefix renders to.
+TEST_F(ServerProtocol, CacheControlPinsTheMarkedConversationPrefix) {
+    const Json body = {{"messages",
+                        {{{"role", "system"}, {"content", "be brief"}, {"cache_control", {{"type", "ephemeral"}, {"ttl", "10m"}}}},
+                         {{"role", "user"}, {"content", "hi"}}}}};
+    ParsedRequest out;
+    auto err = chat(body, out);
+    ASSERT_FALSE(err) << err->message;
+    const std::string prefix = "<|im_start|>system\nbe brief<|im_end|>\n";
+    EXPECT_EQ(out.gen.cache_pin.n_tokens, static_cast<int64_t>(tok_.encode(prefix, {.parse_special = true}).size()));
+    EXPECT_EQ(out.gen.cache_pin.ttl, std::chrono::seconds(600));
+    ParsedRequest whole;
+    ASSERT_FALSE(completion({{"prompt", "abcabc"}, {"cache_control", {{"type", "ephemeral"}}}}, whole));
+    EXPECT_EQ(whole.gen.cache_pin.n_tokens, static_cast<int64_t>(whole.gen.prompt.size()));
+    ParsedRequest plain;
+    ASSERT_FALSE(completion({{"prompt", "abcabc"}}, plain));
+    EXPECT_EQ(plain.gen.cache_pin.n_tokens, 0);
+    expect_chat_error({{"cache_control", {{"type", "ephemeral"}, {"ttl", "9h"}}}}, "cache_control");
+}
+
+}  // namespace
+}  // namespace tessera
