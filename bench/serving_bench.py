@@ -102,7 +102,7 @@ class WasteSampler:
                 text = httpx.get(self.url + "/metrics", timeout=5).text
             except httpx.HTTPError:
                 continue
-            m = {k: float(v) for k, v in re.findall(r"^(tessera_\w+) (\S+)$", text, re.M)}
+            m = {k: float(v) for k, v in re.findall(r"^(tessera_\w+)(?:\{model=\"[^\"]*\"\})? (\S+)$", text, re.M)}
             held = m["tessera_kv_blocks_used"] - m["tessera_kv_blocks_cached"]
             if m["tessera_num_requests_running"] >= self.min_running and held > 0:
                 self.samples.append((m["tessera_kv_slots_unfilled"], held * m["tessera_kv_block_size"]))

@@ -104,7 +104,7 @@ def sample(server):
     metrics = httpx.get(server.url + "/metrics", timeout=10).text
     for name in ("kv_blocks_used", "kv_blocks_cached", "kv_blocks_total", "num_requests_running",
                  "num_requests_waiting"):
-        m = re.search(rf"^tessera_{name} (\S+)$", metrics, re.M)
+        m = re.search(rf"^tessera_{name}(?:\{{model=\"[^\"]*\"\}})? (\S+)$", metrics, re.M)
         out[name] = float(m.group(1)) if m else None
     return out
 

@@ -56,27 +56,27 @@ void GenerationFlags::add_to(CLI::App& app) {
     spec.add_to(app);
 }
 
-std::unique_ptr<LoadedModel> LoadedModel::load_files(const std::string& model_path, const char* command) {
+Expected<std::unique_ptr<LoadedModel>> LoadedModel::open_files(const std::string& model_path) {
     auto out = std::make_unique<LoadedModel>();
     auto model = Model::load(model_path);
-    if (!model) {
-        std::fprintf(stderr, "tessera %s: %s\n", command, model.error().c_str());
-        return nullptr;
-    }
+    if (!model) return model.status();
     out->model = std::move(*model);
     auto tokenizer = Tokenizer::from_gguf(out->model->gguf());
-    if (!tokenizer) {
-        std::fprintf(stderr, "tessera %s: %s\n", command, tokenizer.error().c_str());
-        return nullptr;
-    }
+    if (!tokenizer) return tokenizer.status();
     out->tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
     auto tmpl = chat_template_from_gguf(out->model->gguf());
-    if (!tmpl) {
-        std::fprintf(stderr, "tessera %s: %s\n", command, tmpl.error().c_str());
-        return nullptr;
-    }
+    if (!tmpl) return tmpl.status();
     out->chat_template = std::move(*tmpl);
     return out;
+}
+
+std::unique_ptr<LoadedModel> LoadedModel::load_files(const std::string& model_path, const char* command) {
+    auto out = open_files(model_path);
+    if (!out) {
+        std::fprintf(stderr, "tessera %s: %s\n", command, out.error().c_str());
+        return nullptr;
+    }
+    return std::move(*out);
 }
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const GenerationFlags& flags, const char* command) {

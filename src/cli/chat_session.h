@@ -49,6 +49,8 @@ struct LoadedModel {
     // The model, tokenizer and chat template only (no engine): for `serve`,
     // which starts its own engine with the server's options.
     static std::unique_ptr<LoadedModel> load_files(const std::string& model_path, const char* command);
+    // The same, with the error returned instead of printed.
+    static Expected<std::unique_ptr<LoadedModel>> open_files(const std::string& model_path);
     // Renders messages (a JSON array) through the model's template and tokenizes it.
     Expected<std::vector<int32_t>> chat_prompt(const std::string& messages_json) const;
 };

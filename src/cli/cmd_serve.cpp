@@ -1,5 +1,5 @@
 // `tessera serve`: binds the HTTP server first (so /health and /ready answer
-// while the model loads), loads the model, starts the engine, and serves until
+// while the models load), loads each model with its engine, and serves until
 // SIGINT or SIGTERM, then drains in-flight requests and shuts down cleanly;
 // SIGHUP reloads the API key file.
 #include <malloc.h>
@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -18,17 +17,16 @@
 #include "cli/chat_session.h"
 #include "cli/commands.h"
 #include "cli/kv_type_flags.h"
+#include "cli/serve_models.h"
 #include "kernels/dot_kernels.h"
 #include "template/builtin_templates.h"
-#include "template/chat_render.h"
 #include "server/http_server.h"
 
 namespace tessera {
 namespace {
 
 struct ServeFlags {
-    std::string model_path;
-    std::string chat_template;  // a file, or a built-in name; empty: the model's own
+    ServeModelFlags models;
     std::string log_format = "text";
     std::string pooling;  // embeddings; empty: the model's (model/pooling.h)
     bool access_log = true;
@@ -69,7 +67,13 @@ void apply_cache_ttls(ServeFlags& f) {
 void add_flags(CLI::App& app, ServeFlags& f) {
     EngineOptions& e = f.engine;
     ServerOptions& s = f.server;
-    app.add_option("-m,--model", f.model_path, "GGUF model file")->required();
+    app.add_option("-m,--model", f.models.models,
+                   "GGUF model file, served under its file name; NAME=FILE serves it as NAME (repeatable)");
+    app.add_option("--models-file", f.models.models_file,
+                   "JSON list of models to serve: {name, path, aliases, ctx_size, kv_memory, draft_model, "
+                   "chat_template} (docs/API.md)");
+    app.add_option("--max-models", s.max_models, "models served at once, --admin-key loads included (default 8)")
+        ->check(CLI::Range(size_t{1}, size_t{256}));
     f.spec.add_to(app);
     app.add_option("--host", s.host, "address to listen on (default 127.0.0.1)");
     app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
@@ -80,12 +84,12 @@ void add_flags(CLI::App& app, ServeFlags& f) {
         ->excludes(key);
     app.add_option("--admin-key", s.admin_key, "require 'Authorization: Bearer KEY' on the /admin/* routes (none without it)")
         ->check([](const std::string& k) { return k.empty() ? std::string("the admin key must not be empty") : ""; });
-    app.add_option("--served-model-name,--alias,--model-name", s.model_names,
-                   "names the model is served under; the first is listed first, requests naming another get 404 "
-                   "(default: the file name without .gguf)");
-    app.add_option("--chat-template", f.chat_template,
+    app.add_option("--served-model-name,--alias,--model-name", f.models.served_names,
+                   "names the first model is served under; the first is listed first, requests naming no model "
+                   "get it (default: the file name without .gguf)");
+    app.add_option("--chat-template", f.models.chat_template,
                    "chat template: a Jinja file, or a built-in name (" + builtin_chat_template_names() +
-                       "); default: the model's own");
+                       "); default: the model's own (for --model models; a models file names its own)");
     app.add_option("--cors-origin", s.cors_origins,
                    "allow browser pages from this origin (repeatable; '*': any) and answer CORS preflights");
     app.add_option("--log-format", f.log_format, "access log: one line per request, text or json")
@@ -143,19 +147,6 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--drain-timeout", f.drain_timeout_s,
                    "on SIGTERM/SIGINT, seconds in-flight requests may take to finish")
         ->check(CLI::Range(0.0, 86400.0));
-}
-
-// --chat-template: a built-in name, else a file (load_and_serve checks that it compiles).
-Expected<std::string> load_chat_template(const std::string& name_or_path) {
-    std::string source;
-    if (auto builtin = builtin_chat_template(name_or_path)) {
-        source = std::move(*builtin);
-    } else {
-        auto text = read_text(name_or_path);
-        if (!text) return Status::error(text.error() + " (nor is it a built-in name: " + builtin_chat_template_names() + ")");
-        source = std::move(*text);
-    }
-    return source;
 }
 
 void apply_log_format(ServeFlags& f) {
@@ -238,12 +229,13 @@ private:
 };
 
 // What a user checks first: which model and kernels, how much context and KV.
-void print_startup(const ServeFlags& f, const Engine& engine) {
+void print_model(const ServedModel& served) {
+    const Engine& engine = *served.engine;
     const ModelConfig& c = engine.model_config();
     const EngineMetrics& m = engine.metrics();
     const EngineOptions& o = engine.options();
-    std::fprintf(stderr, "tessera serve: model %s (%s, %d layers, served as '%s')\n", f.model_path.c_str(),
-                 c.arch.c_str(), c.n_layer, f.server.model_names.front().c_str());
+    std::fprintf(stderr, "tessera serve: model %s (%s, %d layers, served as '%s')\n", served.spec.path.c_str(),
+                 c.arch.c_str(), c.n_layer, served.name().c_str());
     std::fprintf(stderr,
                  "tessera serve: context %lld tokens per request; KV cache %lld tokens (%lld blocks of %lld, K %s, "
                  "V %s), prefix cache %s; up to %d sequences per step\n",
@@ -252,57 +244,32 @@ void print_startup(const ServeFlags& f, const Engine& engine) {
                  static_cast<long long>(m.kv_blocks_total.load()), static_cast<long long>(m.kv_block_size.load()),
                  kv_type_name(o.kv_types.k).c_str(), kv_type_name(o.kv_types.v).c_str(),
                  o.prefix_cache ? "on" : "off", o.max_seqs);
+}
+
+void print_startup(const EngineOptions& o) {
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    std::fprintf(stderr, "tessera serve: kernels %s, %d compute threads; model loaded, ready\n",
+    std::fprintf(stderr, "tessera serve: kernels %s, %d compute threads; models loaded, ready\n",
                  simd_level_name(best_simd_level()), threads);
 }
 
-// Loads the model and runs the engine until the server stops. Returns the exit code.
+// Loads the startup models and serves until the server stops. Returns the exit code.
 int load_and_serve(ServeFlags& f, HttpServer& server, std::thread& serving) {
-    auto loaded = LoadedModel::load_files(f.model_path, "serve");
-    if (!loaded) return 1;
-    if (!f.chat_template.empty()) {
-        auto source = load_chat_template(f.chat_template);
-        if (!source) {
-            std::fprintf(stderr, "tessera serve: --chat-template: %s\n", source.error().c_str());
+    auto specs = startup_model_specs(f.models, f.spec);
+    if (!specs) {
+        std::fprintf(stderr, "tessera serve: %s\n", specs.error().c_str());
+        return 2;
+    }
+    for (const ModelSpec& spec : *specs) {
+        if (Status st = server.load_model(spec); !st.ok()) {
+            std::fprintf(stderr, "tessera serve: model '%s' (%s): %s\n", spec.name.c_str(), spec.path.c_str(),
+                         st.message().c_str());
             return 1;
         }
-        loaded->chat_template.source = std::move(*source);
-        loaded->chat_template.warning.clear();
+        if (const ServedModelPtr m = server.find_model(spec.name)) print_model(*m);
     }
-    if (!loaded->chat_template.warning.empty()) {
-        std::fprintf(stderr, "tessera serve: warning: %s\n", loaded->chat_template.warning.c_str());
-    }
-    // Compiled once; every chat request renders with it.
-    const ChatTemplate chat_template(loaded->chat_template.source, loaded->chat_template.bos,
-                                     loaded->chat_template.eos);
-    if (!chat_template.compile_status().ok()) {
-        const std::string& why = chat_template.compile_status().message();
-        if (!f.chat_template.empty()) {  // asked for by name: refuse to start
-            std::fprintf(stderr, "tessera serve: --chat-template: %s: %s\n", f.chat_template.c_str(), why.c_str());
-            return 1;
-        }
-        std::fprintf(stderr, "tessera serve: warning: the model's chat template does not compile, so chat requests "
-                             "will fail (text completions work): %s\n", why.c_str());
-    }
-    // The draft model's KV holds as many tokens as the target's budget would
-    // at its default size: drafts only ever cover the running sequences.
-    auto spec = spec_options(f.spec, *loaded->tokenizer, f.engine.threads, f.engine.ctx_size, f.engine.kv_types);
-    if (!spec) {
-        std::fprintf(stderr, "tessera serve: %s\n", spec.error().c_str());
-        return 1;
-    }
-    f.engine.spec = std::move(*spec);
-    auto engine = Engine::start(*loaded->model, *loaded->tokenizer, f.engine);
-    if (!engine) {
-        std::fprintf(stderr, "tessera serve: %s\n", engine.error().c_str());
-        return 1;
-    }
-    const ServingModel serving_model{engine->get(), &chat_template, loaded->model->moe_counters()};
-    server.set_model(&serving_model);
-    print_startup(f, **engine);
-    serving.join();  // until stop(); HTTP threads are gone before the engine and model go
-    server.set_model(nullptr);
+    server.set_ready();
+    print_startup(f.engine);
+    serving.join();  // until stop(); the models go with the server, after its HTTP threads
     return 0;
 }
 
@@ -318,7 +285,7 @@ int cmd_serve(int argc, char** argv) {
     apply_log_format(f);
     apply_pooling(f);
     apply_cache_ttls(f);
-    if (f.server.model_names.empty()) f.server.model_names = {std::filesystem::path(f.model_path).stem().string()};
+    f.server.loader = serve_model_loader(f.engine, f.spec);
 
     // glibc raises its mmap threshold each time a large block is freed, so
     // after one big request later ones come from the heap and stay resident

@@ -21,9 +21,9 @@ constexpr size_t kWindow = 64;
 
 class EmbeddingsReply final : public ReplySource {
 public:
-    EmbeddingsReply(HttpServer::State& state, Engine& engine, EmbeddingsRequest request, std::string model,
+    EmbeddingsReply(HttpServer::State& state, ServedModelPtr served, EmbeddingsRequest request, std::string model,
                     uint64_t cache_salt)
-        : state_(state), engine_(engine), in_flight_(state), request_(std::move(request)), model_(std::move(model)),
+        : state_(state), served_(std::move(served)), engine_(*served_->engine), in_flight_(state), request_(std::move(request)), model_(std::move(model)),
           cache_salt_(cache_salt), handles_(request_.inputs.size()), vectors_(request_.inputs.size()) {}
     ~EmbeddingsReply() override { cancel(); }  // no-op for finished handles
 
@@ -113,6 +113,7 @@ private:
     }
 
     HttpServer::State& state_;
+    const ServedModelPtr served_;  // held until the reply is gone (an unload waits)
     Engine& engine_;
     InFlight in_flight_;
     EmbeddingsRequest request_;  // inputs are moved out as they are submitted
@@ -131,24 +132,24 @@ private:
 }  // namespace
 
 HttpReply handle_embeddings(HttpServer::State& state, const HttpRequest& req) {
-    const ServingModel* model = state.model.load();
-    if (!model) return error_reply(unavailable("The model is still loading"));
-    Engine& engine = *model->engine;
-    if (auto pooling = engine.embedding_pooling(); !pooling) return error_reply(bad_request("model", pooling.error()));
     Json body;
     if (auto err = parse_json_object(req.body, state.options.limits.max_json_depth, body)) return error_reply(*err);
+    ModelLookup found = lookup_model(state, body_model(body));
+    if (found.error) return error_reply(*found.error);
+    Engine& engine = *found.model->engine;
+    if (auto pooling = engine.embedding_pooling(); !pooling) return error_reply(bad_request("model", pooling.error()));
     const EmbeddingsContext ctx{&engine.tokenizer(), engine.max_context(), engine.model_config().n_embd,
                                 engine.options().limits};
     EmbeddingsRequest parsed;
     if (auto err = parse_embeddings_request(body, ctx, parsed)) return error_reply(*err);
     body = Json();
-    if (!parsed.model.empty() && !serves_model(state, parsed.model)) return error_reply(model_not_found(parsed.model));
-    std::string name = parsed.model.empty() ? state.options.model_names.front() : parsed.model;
+    std::string name = parsed.model.empty() ? found.model->name() : parsed.model;
     // Embeddings spend only prompt tokens, known exactly here.
     auto admitted = admit_request(req.key_account, parsed.n_tokens, "input tokens", "input");
     if (auto* refused = std::get_if<HttpReply>(&admitted)) return std::move(*refused);
     KeyLease lease = std::move(std::get<KeyLease>(admitted));
-    auto source = std::make_shared<EmbeddingsReply>(state, engine, std::move(parsed), std::move(name), req.cache_salt);
+    auto source = std::make_shared<EmbeddingsReply>(state, std::move(found.model), std::move(parsed), std::move(name),
+                                                    req.cache_salt);
     // Counted in flight (by the source) before this check, so drain() cannot miss it.
     if (state.draining.load()) {
         lease.cancel();

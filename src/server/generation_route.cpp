@@ -67,9 +67,9 @@ private:
 // A streamed reply: SSE chunks as the engine produces tokens.
 class EventStream final : public GenerationSource {
 public:
-    EventStream(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n, bool include_usage,
+    EventStream(HttpServer::State& state, ServedModelPtr model, ResponseMeta meta, int32_t n, bool include_usage,
                 std::shared_ptr<RequestHandle> handle)
-        : GenerationSource(state, engine, std::move(meta), n, std::move(handle)), include_usage_(include_usage),
+        : GenerationSource(state, std::move(model), std::move(meta), n, std::move(handle)), include_usage_(include_usage),
           offsets_(static_cast<size_t>(n), 0) {
         if (meta_.tool_family) tool_streams_.assign(static_cast<size_t>(n), ToolCallStream(*meta_.tool_family));
     }
@@ -139,25 +139,25 @@ private:
 }  // namespace
 
 Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json& body, const HttpRequest& req) {
-    const ServingModel* model = state.model.load();
-    if (!model) return error_reply(unavailable("The model is still loading"));
+    ModelLookup found = lookup_model(state, body_model(body));
+    if (found.error) return error_reply(*found.error);
+    const ServedModelPtr& model = found.model;
     Submitted s;
     s.in_flight = std::make_unique<InFlight>(state);  // before the check, so drain() cannot miss this request
     if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
-    const PromptContext ctx{&model->engine->tokenizer(), model->chat_template, model->engine->max_context(),
+    const PromptContext ctx{&model->engine->tokenizer(), model->chat_template.get(), model->engine->max_context(),
                             model->engine->options().limits};
-    s.engine = model->engine;
+    s.model = model;
     ParsedRequest& pr = s.request;
     auto err = kind == ApiKind::Completion ? parse_completion_request(body, ctx, state.options.limits, pr)
                                            : parse_chat_request(body, ctx, state.options.limits, pr);
     if (err) return error_reply(*err);
-    if (!pr.model.empty() && !serves_model(state, pr.model)) return error_reply(model_not_found(pr.model));
     if (!pr.seed_given) pr.gen.sampling.seed = state.random_u64();
     pr.gen.cache_salt = req.cache_salt;  // from the key the screen checked
     s.meta = ResponseMeta{.kind = kind,
                           .id = make_response_id(kind, state.random_u64()),
                           .created = static_cast<int64_t>(std::time(nullptr)),
-                          .model = pr.model.empty() ? state.options.model_names.front() : pr.model,
+                          .model = pr.model.empty() ? model->name() : pr.model,
                           .logprobs = pr.gen.top_logprobs >= 0,
                           .tokens_as_ids = pr.tokens_as_ids};
     if (kind == ApiKind::Chat && pr.tools.offered()) {
@@ -192,10 +192,10 @@ HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRe
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        source = std::make_shared<EventStream>(state, *s.engine, s.meta, pr.gen.n, pr.include_usage,
+        source = std::make_shared<EventStream>(state, std::move(s.model), s.meta, pr.gen.n, pr.include_usage,
                                                std::move(s.handle));
     } else {
-        source = std::make_shared<WholeReply>(state, *s.engine, s.meta, pr.gen.n, std::move(s.handle));
+        source = std::make_shared<WholeReply>(state, std::move(s.model), s.meta, pr.gen.n, std::move(s.handle));
     }
     source->hold(std::move(s.lease));
     reply.source = std::move(source);

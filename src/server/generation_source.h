@@ -1,7 +1,8 @@
 // What every generation reply shares, whatever its shape (chat or text
 // completion, OpenAI Responses; whole or streamed): the engine's handle, woken
-// per event, the usage counts, and cancellation when the client goes, the
-// server stops, or the reply is dropped. Internal to src/server.
+// per event, the usage counts, cancellation when the client goes, the server
+// stops, or the reply is dropped, and the model, held until the last byte
+// (an unload waits for it). Internal to src/server.
 #pragma once
 
 #include <algorithm>
@@ -36,10 +37,10 @@ inline void add_final_counts(const StreamEvent& ev, UsageCounts& usage) {
 
 class GenerationSource : public ReplySource {
 public:
-    GenerationSource(HttpServer::State& state, const Engine& engine, ResponseMeta meta, int32_t n,
+    GenerationSource(HttpServer::State& state, ServedModelPtr model, ResponseMeta meta, int32_t n,
                      std::shared_ptr<RequestHandle> handle)
-        : state_(state), engine_(engine), in_flight_(state), meta_(std::move(meta)), n_(n), handle_(std::move(handle)),
-          piece_(piece_fn(engine.tokenizer(), meta_.tokens_as_ids)) {}
+        : state_(state), model_(std::move(model)), engine_(*model_->engine), in_flight_(state), meta_(std::move(meta)),
+          n_(n), handle_(std::move(handle)), piece_(piece_fn(engine_.tokenizer(), meta_.tokens_as_ids)) {}
     ~GenerationSource() override { handle_->cancel(); }  // no-op once finished
 
     void set_waker(std::function<void()> wake) override {
@@ -65,6 +66,7 @@ protected:
     }
 
     HttpServer::State& state_;
+    const ServedModelPtr model_;
     const Engine& engine_;
     InFlight in_flight_;
     const ResponseMeta meta_;
@@ -90,15 +92,15 @@ struct Submitted {
     ParsedRequest request;
     ResponseMeta meta;
     std::shared_ptr<RequestHandle> handle;
-    const Engine* engine = nullptr;
+    ServedModelPtr model;
     std::unique_ptr<InFlight> in_flight;  // until the reply's source counts it
     KeyLease lease;                       // until the reply's source holds it
 };
 using Submission = std::variant<Submitted, HttpReply>;  // or the refusal
 
 // Parses `body` as `kind` (Responses: an already translated chat body),
-// checks the model name, seeds, admits it under the key's limits (reserving
-// prompt + n x max_tokens tokens), and submits to the engine.
+// looks the model up, seeds, admits it under the key's limits (reserving
+// prompt + n x max_tokens tokens), and submits to its engine.
 Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json& body, const HttpRequest& req);
 
 }  // namespace tessera

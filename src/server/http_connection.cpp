@@ -79,6 +79,11 @@ std::string target_path(beast::string_view target) {
     return std::string(target.substr(0, target.find('?')));
 }
 
+std::string target_query(beast::string_view target) {
+    const size_t at = target.find('?');
+    return at == beast::string_view::npos ? std::string() : std::string(target.substr(at + 1));
+}
+
 }  // namespace
 
 HttpConnection::HttpConnection(asio::ip::tcp::socket socket, ConnectionOwner& owner, std::string client)
@@ -141,6 +146,7 @@ void HttpConnection::on_header(error_code ec) {
     request_ = HttpRequest{};
     request_.method = std::string(head.method_string());
     request_.path = target_path(head.target());
+    request_.query = target_query(head.target());
     request_.authorization = std::string(head[http::field::authorization]);
     request_.content_encoding = std::string(head[http::field::content_encoding]);
     request_.origin = std::string(head[http::field::origin]);

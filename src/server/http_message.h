@@ -20,6 +20,7 @@ class KeyAccount;
 struct HttpRequest {
     std::string method;         // "GET", "POST", ...
     std::string path;           // the target without its query string
+    std::string query;          // the query string after '?', undecoded; empty if none
     std::string authorization;  // the Authorization header, empty if absent
     std::string content_encoding;
     std::string origin;                // CORS: the Origin header, empty if absent

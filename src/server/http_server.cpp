@@ -15,6 +15,7 @@
 
 #include "server/field_reader.h"
 #include "server/prometheus.h"
+#include "server/query_string.h"
 #include "server/server_state.h"
 #include "server/web_ui.h"
 
@@ -36,62 +37,91 @@ struct Route {
     bool prefix = false;  // matches every path under `path` (e.g. /v1/models/{id})
 };
 
+// Green when every served model is (an unloaded one no longer counts).
 HttpReply handle_ready(State& st) {
-    const ServingModel* m = st.model.load();
-    if (!m) return error_reply(unavailable("The model is still loading"));
+    if (!st.ready.load()) return error_reply(unavailable("The model is still loading"));
     if (st.draining.load()) return error_reply(unavailable("The server is shutting down"));
-    if (m->engine->model_damaged()) return error_reply(unavailable("The model file changed on disk; restart the server"));
-    if (!m->engine->healthy()) return error_reply(unavailable("The engine is not making progress"));
+    const std::vector<ServedModelPtr> models = st.models.models();
+    if (models.empty()) return error_reply(unavailable("No model is loaded"));
+    for (const ServedModelPtr& m : models) {
+        const std::string which = models.size() > 1 ? " (model '" + m->name() + "')" : "";
+        if (m->engine->model_damaged()) {
+            return error_reply(unavailable("The model file changed on disk; restart the server" + which));
+        }
+        if (!m->engine->healthy()) return error_reply(unavailable("The engine is not making progress" + which));
+    }
     return json_reply(200, {{"status", "ready"}});
 }
 
-Json model_json(State& st, const std::string& name) {
-    Json model = {{"id", name}, {"object", "model"}, {"created", st.started_at}, {"owned_by", "tessera"}};
-    if (const ServingModel* m = st.model.load()) model["max_model_len"] = m->engine->max_context();
-    return model;
+Json model_json(State& st, const ServedModel& m, const std::string& name) {
+    return {{"id", name},          {"object", "model"},  {"created", st.started_at},
+            {"owned_by", "tessera"}, {"root", m.name()}, {"max_model_len", m.engine->max_context()}};
 }
 
 HttpReply handle_models(State& st) {
     Json data = Json::array();
-    for (const std::string& name : st.options.model_names) data.push_back(model_json(st, name));
+    for (const ServedModelPtr& m : st.models.models()) {
+        for (const std::string& name : m->spec.names()) data.push_back(model_json(st, *m, name));
+    }
     return json_reply(200, {{"object", "list"}, {"data", std::move(data)}});
 }
 
 // GET /v1/models/{id}: the id may itself contain '/' (e.g. "org/name").
 HttpReply handle_model(State& st, const HttpRequest& req) {
     const std::string id = req.path.substr(std::string_view("/v1/models/").size());
-    if (!serves_model(st, id)) return error_reply(model_not_found(id));
-    return json_reply(200, model_json(st, id));
+    const ServedModelPtr m = st.models.find(id);
+    if (!m) return error_reply(model_not_found(id));
+    return json_reply(200, model_json(st, *m, id));
+}
+
+// The model of a route that names it optionally, as llama-server's router
+// does: `?model=NAME`, else the JSON body's "model", else the first.
+ModelLookup optional_model(State& st, const HttpRequest& req, const Json* body) {
+    if (!req.query.empty()) {
+        if (auto name = query_param(req.query, "model")) return lookup_model(st, *name);
+    }
+    return lookup_model(st, body ? body_model(*body) : std::string());
 }
 
 // llama-server's /props: what a client needs to know to talk to this model.
-HttpReply handle_props(State& st) {
-    const ServingModel* m = st.model.load();
-    if (!m) return error_reply(unavailable("The model is still loading"));
-    const EngineOptions& eo = m->engine->options();
-    const Json settings = {{"n_ctx", m->engine->max_context()}, {"model", st.options.model_names.front()}};
-    const Expected<Pooling> pooling = m->engine->embedding_pooling();
-    return json_reply(200, {{"model_alias", st.options.model_names.front()},
-                            {"model_names", st.options.model_names},
-                            {"architecture", m->engine->model_config().arch},
-                            {"n_ctx", m->engine->max_context()},
-                            {"n_embd", m->engine->model_config().n_embd},
+HttpReply handle_props(State& st, const HttpRequest& req) {
+    const ModelLookup found = optional_model(st, req, nullptr);
+    if (found.error) return error_reply(*found.error);
+    const ServedModel& m = *found.model;
+    const EngineOptions& eo = m.engine->options();
+    const Json settings = {{"n_ctx", m.engine->max_context()}, {"model", m.name()}};
+    const Expected<Pooling> pooling = m.engine->embedding_pooling();
+    return json_reply(200, {{"model_alias", m.name()},
+                            {"model_names", m.spec.names()},
+                            {"architecture", m.engine->model_config().arch},
+                            {"n_ctx", m.engine->max_context()},
+                            {"n_embd", m.engine->model_config().n_embd},
                             // /v1/embeddings' pooling; null when the model cannot embed
                             {"pooling", pooling ? Json(pooling_name(pooling.value())) : Json()},
                             {"total_slots", eo.max_seqs},
                             {"default_generation_settings", settings},
-                            {"chat_template", m->chat_template->source()},
-                            {"bos_token", m->chat_template->bos_token()},
-                            {"eos_token", m->chat_template->eos_token()},
+                            {"chat_template", m.chat_template->source()},
+                            {"bos_token", m.chat_template->bos_token()},
+                            {"eos_token", m.chat_template->eos_token()},
                             {"build_info", "tessera"}});
 }
 
-HttpReply handle_metrics(State& st) {
-    const ServingModel* m = st.model.load();
-    if (!m) return error_reply(unavailable("The model is still loading"));
+// Every model's series, labelled model="NAME"; `?model=NAME`: that one's only.
+HttpReply handle_metrics(State& st, const HttpRequest& req) {
+    if (!st.ready.load()) return error_reply(unavailable("The model is still loading"));
+    std::vector<ServedModelPtr> models = st.models.models();
+    if (auto name = query_param(req.query, "model")) {
+        const ModelLookup found = lookup_model(st, *name);
+        if (found.error) return error_reply(*found.error);
+        models = {found.model};
+    }
+    std::vector<MetricsSource> sources;
+    for (const ServedModelPtr& m : models) {
+        sources.push_back({m->name(), &m->engine->metrics(), m->model ? m->model->moe_counters() : nullptr});
+    }
     HttpReply r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = render_prometheus(m->engine->metrics(), m->moe_counters) + render_key_usage(st.keys.usage());
+    r.body = render_prometheus(sources) + render_key_usage(st.keys.usage());
     return r;
 }
 
@@ -114,10 +144,11 @@ std::string tokens_body(const std::vector<int32_t>& ids, const Tokenizer& tok, b
 }
 
 HttpReply handle_tokenize(State& st, const HttpRequest& req) {
-    const ServingModel* m = st.model.load();
-    if (!m) return error_reply(unavailable("The model is still loading"));
     Json body;
     if (auto err = parse_json_object(req.body, st.options.limits.max_json_depth, body)) return error_reply(*err);
+    const ModelLookup found = optional_model(st, req, &body);
+    if (found.error) return error_reply(*found.error);
+    const ServedModel* m = found.model.get();
     FieldReader r(body);
     std::string content;
     bool add_special = false, parse_special = true, with_pieces = false;
@@ -136,10 +167,11 @@ HttpReply handle_tokenize(State& st, const HttpRequest& req) {
 }
 
 HttpReply handle_detokenize(State& st, const HttpRequest& req) {
-    const ServingModel* m = st.model.load();
-    if (!m) return error_reply(unavailable("The model is still loading"));
     Json body;
     if (auto err = parse_json_object(req.body, st.options.limits.max_json_depth, body)) return error_reply(*err);
+    const ModelLookup found = optional_model(st, req, &body);
+    if (found.error) return error_reply(*found.error);
+    const ServedModel* m = found.model.get();
     const Tokenizer& tok = m->engine->tokenizer();
     const auto it = body.find("tokens");
     if (it == body.end() || !it->is_array()) return error_reply(bad_request("tokens", "'tokens' must be a list"));
@@ -174,15 +206,20 @@ std::vector<Route> route_table(const ServerOptions& options) {
         {"/v1/embeddings", "POST", Access::Key, handle_embeddings},
         {"/v1/models", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_models(st); }},
         {"/v1/models/", "GET", Access::Key, handle_model, true},
-        {"/props", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_props(st); }},
+        {"/props", "GET", Access::Key, handle_props},
         {"/tokenize", "POST", Access::Key, handle_tokenize},
         {"/detokenize", "POST", Access::Key, handle_detokenize},
         {"/health", "GET", Access::Open, [](State&, const HttpRequest&) { return json_reply(200, {{"status", "ok"}}); }},
         {"/ready", "GET", Access::Open, [](State& st, const HttpRequest&) { return handle_ready(st); }},
-        {"/metrics", "GET", Access::Key, [](State& st, const HttpRequest&) { return handle_metrics(st); }},
-        {"/admin/usage", "GET", Access::Admin,
-         [](State& st, const HttpRequest&) { return json_reply(200, key_usage_json(st.keys.usage())); }},
+        {"/metrics", "GET", Access::Key, handle_metrics},
     };
+    if (!options.admin_key.empty()) {  // without --admin-key the routes do not exist (404)
+        table.push_back({"/admin/models", "GET", Access::Admin, [](State& st, const HttpRequest&) { return handle_admin_list(st); }});
+        table.push_back({"/admin/models", "POST", Access::Admin, handle_admin_load});
+        table.push_back({"/admin/models/", "DELETE", Access::Admin, handle_admin_unload, true});
+        table.push_back({"/admin/usage", "GET", Access::Admin,
+                         [](State& st, const HttpRequest&) { return json_reply(200, key_usage_json(st.keys.usage())); }});
+    }
     // The page holds no secret (it asks for the key itself), so it needs none.
     if (options.web_ui) table.push_back({"/", "GET", Access::Open, [](State&, const HttpRequest&) { return handle_index(); }});
     return table;
@@ -237,9 +274,17 @@ HttpReply handle(State& st, const std::vector<Route>& table, HttpRequest& req) {
 
 }  // namespace
 
-bool serves_model(const State& st, const std::string& name) {
-    const auto& names = st.options.model_names;
-    return std::find(names.begin(), names.end(), name) != names.end();
+ModelLookup lookup_model(const State& st, std::string_view name) {
+    if (!st.ready.load()) return {nullptr, unavailable("The model is still loading")};
+    ServedModelPtr m = st.models.find(name);
+    if (m) return {std::move(m), std::nullopt};
+    if (name.empty()) return {nullptr, unavailable("No model is loaded")};
+    return {nullptr, model_not_found(std::string(name))};
+}
+
+std::string body_model(const Json& body) {
+    const auto it = body.find("model");
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 HttpRoutes routes_for(State& st) {
@@ -298,7 +343,11 @@ void HttpServer::drain(std::chrono::milliseconds timeout) {
     stop();
 }
 
-void HttpServer::set_model(const ServingModel* model) { state_->model.store(model); }
+Status HttpServer::load_model(const ModelSpec& spec) { return tessera::load_model(*state_, spec); }
+
+void HttpServer::set_ready() { state_->ready.store(true); }
+
+ServedModelPtr HttpServer::find_model(std::string_view name) const { return state_->models.find(name); }
 
 void HttpServer::set_api_keys(const ApiKeys& keys) { state_->keys.set(keys); }
 

@@ -12,12 +12,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "engine/engine.h"
-#include "model/moe_counters.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
+#include "server/model_registry.h"
 #include "server/openai_request.h"
-#include "template/chat_render.h"
 
 namespace tessera {
 
@@ -34,10 +32,10 @@ struct ServerOptions {
     // connection opening or of its previous response; 0: no deadline.
     std::chrono::milliseconds request_timeout{30000};
     std::chrono::milliseconds io_timeout{5000};  // one write to a client (a stalled reader is dropped)
-    // The names the model is served under (--served-model-name / --alias):
-    // /v1/models lists them, a request naming another model gets a 404, and
-    // one naming none is answered as the first.
-    std::vector<std::string> model_names;
+    // Models served at once (started with, plus loaded through POST /admin/models).
+    size_t max_models = 8;
+    // Loads a model for POST /admin/models (and HttpServer::load_model).
+    ModelLoader loader;
     std::vector<std::string> cors_origins;  // browser origins allowed ("*": any); empty: no CORS
     AccessLogFormat access_log = AccessLogFormat::Text;
     bool web_ui = true;  // the chat page at /
@@ -46,14 +44,6 @@ struct ServerOptions {
     // --admin-key: the /admin/* routes exist only with one, and take only it
     // (an API key never opens them, nor the admin key the API routes).
     std::string admin_key;
-};
-
-// What the routes need once the model is loaded; the caller owns it and keeps
-// it alive until the server has stopped.
-struct ServingModel {
-    Engine* engine = nullptr;
-    const ChatTemplate* chat_template = nullptr;  // compiled once, at load
-    const MoeCounters* moe_counters = nullptr;    // expert usage for /metrics (MoE models)
 };
 
 class HttpServer {
@@ -74,9 +64,14 @@ public:
     // rest are cancelled (streams still end with a finish_reason and [DONE]),
     // and serve() returns.
     void drain(std::chrono::milliseconds timeout);
-    // Opens the generation routes and turns /ready green. Until then they
-    // answer 503 (the model is loading).
-    void set_model(const ServingModel* model);
+    // Loads `spec` with the options' loader and serves it (after the models
+    // already served). Errors: a name in use, the cap, or the loader's.
+    Status load_model(const ModelSpec& spec);
+    // Opens the model routes and turns /ready green once every model is
+    // ready. Until then they answer 503 (the models are loading).
+    void set_ready();
+    // The model serving `name` (empty: the first); null when none does.
+    ServedModelPtr find_model(std::string_view name) const;
     // Thread-safe: replaces the accepted API keys (a key file reload). Requests
     // in flight go on; a key whose name stays keeps its usage and limit state.
     void set_api_keys(const ApiKeys& keys);

@@ -40,90 +40,177 @@ void sample(std::string& out, const std::string& name, const std::string& value)
     out += '\n';
 }
 
-void counter(std::string& out, const char* name, const char* help, uint64_t v) {
-    header(out, name, "counter", help);
-    sample(out, name, std::to_string(v));
-}
-
-void gauge(std::string& out, const char* name, const char* help, int64_t v) {
-    header(out, name, "gauge", help);
-    sample(out, name, std::to_string(v));
-}
-
-// `labels`: extra labels for every sample, e.g. `drafter="ngram"` (empty: none).
-void histogram(std::string& out, const char* name, const char* help, const Histogram& h,
-               const std::string& labels = {}) {
-    header(out, name, "histogram", help);
-    const std::string base = name;
-    const std::string extra = labels.empty() ? "" : labels + ",";
-    const std::string own = labels.empty() ? "" : "{" + labels + "}";
-    for (size_t i = 0; i < h.bounds().size(); ++i) {
-        sample(out, base + "_bucket{" + extra + "le=\"" + bound(h.bounds()[i]) + "\"}", std::to_string(h.bucket_count(i)));
+// A label value as the exposition format quotes it.
+std::string escape_label(const std::string& v) {
+    std::string out;
+    for (char c : v) {
+        if (c == '\\' || c == '"') out += '\\';
+        out += c == '\n' ? std::string("\\n") : std::string(1, c);
     }
-    const uint64_t count = h.count();
-    sample(out, base + "_bucket{" + extra + "le=\"+Inf\"}", std::to_string(count));
-    sample(out, base + "_sum" + own, number(h.sum()));
-    sample(out, base + "_count" + own, std::to_string(count));
+    return out;
+}
+
+std::string join_labels(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + "," + b;
+}
+
+// `extra` (e.g. `expert="3"`), then the source's model label last, so
+// readers that take a series' first label keep working.
+std::string labels_of(const MetricsSource& src, const std::string& extra = {}) {
+    return join_labels(extra, src.model.empty() ? "" : "model=\"" + escape_label(src.model) + "\"");
+}
+
+std::string series(const char* name, const std::string& labels) {
+    return labels.empty() ? std::string(name) : std::string(name) + "{" + labels + "}";
 }
 
 uint64_t load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
 int64_t load(const std::atomic<int64_t>& a) { return a.load(std::memory_order_relaxed); }
 
-}  // namespace
+using Sources = std::span<const MetricsSource>;
 
-std::string render_prometheus(const EngineMetrics& m, const MoeCounters* moe) {
-    std::string out;
-    histogram(out, "tessera_time_to_first_token_seconds", "Time from request submission to its first token.", m.ttft);
-    histogram(out, "tessera_inter_token_latency_seconds", "Time between consecutive tokens of one choice.",
-              m.inter_token);
-    histogram(out, "tessera_e2e_request_latency_seconds", "Time from request submission to its final event.",
-              m.e2e_latency);
-    gauge(out, "tessera_num_requests_waiting", "Requests waiting to be scheduled.", load(m.waiting));
-    gauge(out, "tessera_num_requests_running", "Sequences running in the batch.", load(m.running));
-    gauge(out, "tessera_kv_blocks_used", "KV cache blocks in use.", load(m.kv_blocks_used));
-    gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", load(m.kv_blocks_total));
-    gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).",
-          load(m.kv_blocks_cached));
-    gauge(out, "tessera_kv_blocks_pinned", "KV block references held by prompt-cache pins (cache_control TTL).",
-          load(m.kv_blocks_pinned));
-    gauge(out, "tessera_kv_pins", "Live prompt-cache pins.", load(m.kv_pins));
-    gauge(out, "tessera_kv_slots_unfilled", "Allocated token slots with no token: running sequences' unfilled slots and free halves of split blocks.",
-          load(m.kv_slots_unfilled));
-    gauge(out, "tessera_kv_block_size", "Tokens per KV block.", load(m.kv_block_size));
-    counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
-            load(m.prefix_queries));
-    counter(out, "tessera_prefix_cache_hits_total", "Prompt tokens served from the prefix cache.",
-            load(m.prefix_hit_tokens));
-    counter(out, "tessera_prompt_tokens_total", "Prompt tokens of finished and running requests.",
-            load(m.prompt_tokens));
-    counter(out, "tessera_generation_tokens_total", "Tokens generated.", load(m.generated_tokens));
-    counter(out, "tessera_preemptions_total", "Sequences preempted to free KV blocks.", load(m.preemptions));
-    counter(out, "tessera_requests_finished_total", "Requests that ended (any reason).", load(m.requests_finished));
-    counter(out, "tessera_requests_rejected_total", "Requests refused because the waiting queue was full.",
-            load(m.requests_rejected));
-    counter(out, "tessera_engine_steps_total", "Forward passes run by the engine.", load(m.steps));
-    counter(out, "tessera_constrained_requests_total",
-            "Requests with a grammar constraint (response_format, guided_*, grammar, json_schema).",
-            load(m.constrained_requests));
-    histogram(out, "tessera_grammar_compile_seconds", "Time to compile a request's grammar or JSON Schema.",
-              m.grammar_compile);
-    histogram(out, "tessera_grammar_mask_seconds", "Time to compute one token mask of a constrained choice.",
-              m.grammar_mask);
-    const std::string drafter = std::string("drafter=\"") + m.spec_drafter + "\"";
-    header(out, "tessera_spec_draft_tokens_total", "counter", "Speculative tokens drafted and verified.");
-    sample(out, "tessera_spec_draft_tokens_total{" + drafter + "}", std::to_string(load(m.spec_drafted_tokens)));
-    header(out, "tessera_spec_accepted_tokens_total", "counter", "Drafted tokens the target model accepted.");
-    sample(out, "tessera_spec_accepted_tokens_total{" + drafter + "}", std::to_string(load(m.spec_accepted_tokens)));
-    histogram(out, "tessera_spec_accepted_length", "Accepted tokens per verified draft.", m.spec_accepted, drafter);
-    if (moe != nullptr) {
-        header(out, "tessera_moe_expert_tokens_total", "counter",
-               "Tokens routed to each expert of the mixture-of-experts model, summed over its layers.");
-        for (int32_t e = 0; e < moe->n_expert(); ++e) {
-            sample(out, "tessera_moe_expert_tokens_total{expert=\"" + std::to_string(e) + "\"}",
-                   std::to_string(moe->expert_tokens(e)));
+template <class Get>
+void family(std::string& out, const char* name, const char* type, const char* help, Sources sources, Get get) {
+    header(out, name, type, help);
+    for (const MetricsSource& src : sources) sample(out, series(name, labels_of(src)), std::to_string(load(get(*src.metrics))));
+}
+
+template <class Get>
+void counter(std::string& out, const char* name, const char* help, Sources sources, Get get) {
+    family(out, name, "counter", help, sources, get);
+}
+
+template <class Get>
+void gauge(std::string& out, const char* name, const char* help, Sources sources, Get get) {
+    family(out, name, "gauge", help, sources, get);
+}
+
+void histogram_samples(std::string& out, const std::string& base, const Histogram& h, const MetricsSource& src,
+                       const std::string& extra) {
+    const auto bucket = [&](const std::string& le) {
+        return base + "_bucket{" + labels_of(src, join_labels(extra, "le=\"" + le + "\"")) + "}";
+    };
+    for (size_t i = 0; i < h.bounds().size(); ++i) sample(out, bucket(bound(h.bounds()[i])), std::to_string(h.bucket_count(i)));
+    const uint64_t count = h.count();
+    sample(out, bucket("+Inf"), std::to_string(count));
+    sample(out, series((base + "_sum").c_str(), labels_of(src, extra)), number(h.sum()));
+    sample(out, series((base + "_count").c_str(), labels_of(src, extra)), std::to_string(count));
+}
+
+// `drafter`: label each source with its drafter, e.g. `drafter="ngram"`.
+template <class Get>
+void histogram(std::string& out, const char* name, const char* help, Sources sources, Get get, bool drafter = false) {
+    header(out, name, "histogram", help);
+    for (const MetricsSource& src : sources) {
+        const std::string extra = drafter ? std::string("drafter=\"") + src.metrics->spec_drafter + "\"" : "";
+        histogram_samples(out, name, get(*src.metrics), src, extra);
+    }
+}
+
+template <class Get>
+void spec_counter(std::string& out, const char* name, const char* help, Sources sources, Get get) {
+    header(out, name, "counter", help);
+    for (const MetricsSource& src : sources) {
+        const std::string drafter = std::string("drafter=\"") + src.metrics->spec_drafter + "\"";
+        sample(out, series(name, labels_of(src, drafter)), std::to_string(load(get(*src.metrics))));
+    }
+}
+
+void moe_experts(std::string& out, Sources sources) {
+    bool any = false;
+    for (const MetricsSource& src : sources) any = any || src.moe != nullptr;
+    if (!any) return;
+    header(out, "tessera_moe_expert_tokens_total", "counter",
+           "Tokens routed to each expert of the mixture-of-experts model, summed over its layers.");
+    for (const MetricsSource& src : sources) {
+        for (int32_t e = 0; src.moe != nullptr && e < src.moe->n_expert(); ++e) {
+            const std::string expert = "expert=\"" + std::to_string(e) + "\"";
+            sample(out, series("tessera_moe_expert_tokens_total", labels_of(src, expert)),
+                   std::to_string(src.moe->expert_tokens(e)));
         }
     }
+}
+
+void latency_families(std::string& out, Sources s) {
+    histogram(out, "tessera_time_to_first_token_seconds", "Time from request submission to its first token.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.ttft; });
+    histogram(out, "tessera_inter_token_latency_seconds", "Time between consecutive tokens of one choice.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.inter_token; });
+    histogram(out, "tessera_e2e_request_latency_seconds", "Time from request submission to its final event.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.e2e_latency; });
+}
+
+void kv_families(std::string& out, Sources s) {
+    gauge(out, "tessera_num_requests_waiting", "Requests waiting to be scheduled.", s,
+          [](const EngineMetrics& m) -> auto& { return m.waiting; });
+    gauge(out, "tessera_num_requests_running", "Sequences running in the batch.", s,
+          [](const EngineMetrics& m) -> auto& { return m.running; });
+    gauge(out, "tessera_kv_blocks_used", "KV cache blocks in use.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_blocks_used; });
+    gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_blocks_total; });
+    gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_blocks_cached; });
+    gauge(out, "tessera_kv_blocks_pinned", "KV block references held by prompt-cache pins (cache_control TTL).", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_blocks_pinned; });
+    gauge(out, "tessera_kv_pins", "Live prompt-cache pins.", s, [](const EngineMetrics& m) -> auto& { return m.kv_pins; });
+    gauge(out, "tessera_kv_slots_unfilled",
+          "Allocated token slots with no token: running sequences' unfilled slots and free halves of split blocks.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_slots_unfilled; });
+    gauge(out, "tessera_kv_block_size", "Tokens per KV block.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_block_size; });
+}
+
+void request_families(std::string& out, Sources s) {
+    counter(out, "tessera_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.", s,
+            [](const EngineMetrics& m) -> auto& { return m.prefix_queries; });
+    counter(out, "tessera_prefix_cache_hits_total", "Prompt tokens served from the prefix cache.", s,
+            [](const EngineMetrics& m) -> auto& { return m.prefix_hit_tokens; });
+    counter(out, "tessera_prompt_tokens_total", "Prompt tokens of finished and running requests.", s,
+            [](const EngineMetrics& m) -> auto& { return m.prompt_tokens; });
+    counter(out, "tessera_generation_tokens_total", "Tokens generated.", s,
+            [](const EngineMetrics& m) -> auto& { return m.generated_tokens; });
+    counter(out, "tessera_preemptions_total", "Sequences preempted to free KV blocks.", s,
+            [](const EngineMetrics& m) -> auto& { return m.preemptions; });
+    counter(out, "tessera_requests_finished_total", "Requests that ended (any reason).", s,
+            [](const EngineMetrics& m) -> auto& { return m.requests_finished; });
+    counter(out, "tessera_requests_rejected_total", "Requests refused because the waiting queue was full.", s,
+            [](const EngineMetrics& m) -> auto& { return m.requests_rejected; });
+    counter(out, "tessera_engine_steps_total", "Forward passes run by the engine.", s,
+            [](const EngineMetrics& m) -> auto& { return m.steps; });
+    counter(out, "tessera_constrained_requests_total",
+            "Requests with a grammar constraint (response_format, guided_*, grammar, json_schema).", s,
+            [](const EngineMetrics& m) -> auto& { return m.constrained_requests; });
+}
+
+void grammar_and_spec_families(std::string& out, Sources s) {
+    histogram(out, "tessera_grammar_compile_seconds", "Time to compile a request's grammar or JSON Schema.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.grammar_compile; });
+    histogram(out, "tessera_grammar_mask_seconds", "Time to compute one token mask of a constrained choice.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.grammar_mask; });
+    spec_counter(out, "tessera_spec_draft_tokens_total", "Speculative tokens drafted and verified.", s,
+                 [](const EngineMetrics& m) -> auto& { return m.spec_drafted_tokens; });
+    spec_counter(out, "tessera_spec_accepted_tokens_total", "Drafted tokens the target model accepted.", s,
+                 [](const EngineMetrics& m) -> auto& { return m.spec_accepted_tokens; });
+    histogram(out, "tessera_spec_accepted_length", "Accepted tokens per verified draft.", s,
+              [](const EngineMetrics& m) -> const Histogram& { return m.spec_accepted; }, true);
+}
+
+}  // namespace
+
+std::string render_prometheus(std::span<const MetricsSource> sources) {
+    std::string out;
+    latency_families(out, sources);
+    kv_families(out, sources);
+    request_families(out, sources);
+    grammar_and_spec_families(out, sources);
+    moe_experts(out, sources);
     return out;
+}
+
+std::string render_prometheus(const EngineMetrics& metrics, const MoeCounters* moe) {
+    const MetricsSource one{"", &metrics, moe};
+    return render_prometheus(std::span<const MetricsSource>(&one, 1));
 }
 
 std::string render_key_usage(const std::vector<KeyUsageRow>& rows) {

@@ -2,6 +2,7 @@
 // (version 0.0.4) for GET /metrics.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,17 @@
 
 namespace tessera {
 
-// `moe`: the model's expert usage (mixture-of-experts models), rendered as
+// One engine's metrics, labelled model="NAME" (empty name: no label).
+struct MetricsSource {
+    std::string model;
+    const EngineMetrics* metrics = nullptr;
+    const MoeCounters* moe = nullptr;  // expert usage (mixture-of-experts models); null: none
+};
+
+// Every family once, with one sample set per source (a server's models).
+std::string render_prometheus(std::span<const MetricsSource> sources);
+
+// One unlabelled engine. `moe`: the model's expert usage (mixture-of-experts models), rendered as
 // tessera_moe_expert_tokens_total{expert="e"}, summed over layers; null: none.
 std::string render_prometheus(const EngineMetrics& metrics, const MoeCounters* moe = nullptr);
 

@@ -20,9 +20,9 @@ ResponseIds ids_for(const ResponseMeta& meta) {
 
 class WholeResponse final : public GenerationSource {
 public:
-    WholeResponse(HttpServer::State& state, const Engine& engine, ResponseMeta meta, ResponsesEcho echo,
+    WholeResponse(HttpServer::State& state, ServedModelPtr model, ResponseMeta meta, ResponsesEcho echo,
                   std::shared_ptr<RequestHandle> handle)
-        : GenerationSource(state, engine, std::move(meta), 1, std::move(handle)), echo_(std::move(echo)) {}
+        : GenerationSource(state, std::move(model), std::move(meta), 1, std::move(handle)), echo_(std::move(echo)) {}
 
     bool poll(std::string& out) override {
         drain_events([this](const StreamEvent& ev) {
@@ -52,9 +52,9 @@ private:
 // incomplete at max_output_tokens, or failed).
 class ResponseStream final : public GenerationSource {
 public:
-    ResponseStream(HttpServer::State& state, const Engine& engine, ResponseMeta meta, ResponsesEcho echo,
+    ResponseStream(HttpServer::State& state, ServedModelPtr model, ResponseMeta meta, ResponsesEcho echo,
                    std::shared_ptr<RequestHandle> handle)
-        : GenerationSource(state, engine, std::move(meta), 1, std::move(handle)), echo_(std::move(echo)),
+        : GenerationSource(state, std::move(model), std::move(meta), 1, std::move(handle)), echo_(std::move(echo)),
           ids_(ids_for(meta_)) {}
 
     bool poll(std::string& out) override {
@@ -128,9 +128,11 @@ HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req) {
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        source = std::make_shared<ResponseStream>(state, *s.engine, s.meta, std::move(echo), std::move(s.handle));
+        source = std::make_shared<ResponseStream>(state, std::move(s.model), s.meta, std::move(echo),
+                                                  std::move(s.handle));
     } else {
-        source = std::make_shared<WholeResponse>(state, *s.engine, s.meta, std::move(echo), std::move(s.handle));
+        source = std::make_shared<WholeResponse>(state, std::move(s.model), s.meta, std::move(echo),
+                                                 std::move(s.handle));
     }
     source->hold(std::move(s.lease));
     reply.source = std::move(source);

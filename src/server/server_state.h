@@ -1,6 +1,6 @@
 // State shared by the HTTP server's route handlers (internal to src/server):
-// options, the loaded model once there is one, the drain and stop flags, the
-// transport, and a random source for response ids and default seeds.
+// options, the served models, the drain and stop flags, the transport, and a
+// random source for response ids and default seeds.
 #pragma once
 
 #include <atomic>
@@ -18,16 +18,22 @@ namespace tessera {
 
 // The route table over a server's state (http_server.cpp).
 HttpRoutes routes_for(HttpServer::State& state);
-// True when `name` is one the model is served under.
-bool serves_model(const HttpServer::State& state, const std::string& name);
+
+// The model a request names (empty: the first served), or why there is none:
+// 503 while the models load, 404 (model_not_found) for a name not served.
+struct ModelLookup {
+    ServedModelPtr model;
+    std::optional<ApiError> error;
+};
+ModelLookup lookup_model(const HttpServer::State& state, std::string_view name);
+// A request body's "model" field when it is a string; empty otherwise (a
+// wrong type is reported by the request's own parser).
+std::string body_model(const Json& body);
 
 struct HttpServer::State {
     explicit State(ServerOptions opts)
-        : options(std::move(opts)), keys(options.api_keys), cors(options.cors_origins),
-          transport(options, routes_for(*this)),
-          rng(std::random_device{}()) {
-        if (options.model_names.empty()) options.model_names = {"tessera"};  // routes need a name to answer with
-    }
+        : options(std::move(opts)), keys(options.api_keys), cors(options.cors_origins), models(options.max_models),
+          transport(options, routes_for(*this)), rng(std::random_device{}()) {}
 
     uint64_t random_u64() {
         std::lock_guard<std::mutex> lock(rng_mu);
@@ -37,7 +43,8 @@ struct HttpServer::State {
     ServerOptions options;
     KeyRegistry keys;  // the live API keys (options.api_keys until a reload)
     CorsPolicy cors;
-    std::atomic<const ServingModel*> model{nullptr};
+    ModelRegistry models;             // declared before the transport: replies die first
+    std::atomic<bool> ready{false};   // the startup models are loaded
     std::atomic<bool> stopping{false};  // cancel in-flight generations
     std::atomic<bool> draining{false};  // refuse new generations, /ready 503
     std::atomic<int64_t> in_flight{0};  // generation requests not yet fully answered
@@ -68,5 +75,13 @@ HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRe
 HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req);
 // POST /v1/embeddings (embeddings_route.cpp).
 HttpReply handle_embeddings(HttpServer::State& state, const HttpRequest& req);
+
+// Reserves the spec's names, runs the loader on this thread and serves the
+// model (admin_routes.cpp); the other models serve on meanwhile.
+Status load_model(HttpServer::State& state, const ModelSpec& spec);
+// GET, POST /admin/models and DELETE /admin/models/{name} (admin_routes.cpp).
+HttpReply handle_admin_list(HttpServer::State& state);
+HttpReply handle_admin_load(HttpServer::State& state, const HttpRequest& req);
+HttpReply handle_admin_unload(HttpServer::State& state, const HttpRequest& req);
 
 }  // namespace tessera

@@ -84,10 +84,20 @@ def sse_events(response):
     return out
 
 
+# Every engine series carries its model's label (several models per server);
+# `metric` reads the first model's (the default one's) without naming it.
+MODEL_LABEL = re.compile(r',?model="(?:[^"\\]|\\.)*"')
+
+
+def unlabel_model(series):
+    return MODEL_LABEL.sub("", series).replace("{,", "{").replace("{}", "")
+
+
 def metric(text, name):
     for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
+        series, _, value = line.rpartition(" ")
+        if not line.startswith("#") and unlabel_model(series) == name:
+            return float(value)
     raise AssertionError(name + " missing from /metrics")
 
 

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from server_fixture import MODEL_ID, ServerProcess, metric, sse_events, wait_until_idle
+from server_fixture import MODEL_ID, ServerProcess, metric, sse_events, unlabel_model, wait_until_idle
 
 API_KEY = "test-key-123"
 OTHER_KEY = "other-key-456"
@@ -150,7 +150,7 @@ def test_metrics_exposition(server, client):
     r = httpx.get(server.base_url + "/metrics")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/plain")
-    text = r.text
+    text = "\n".join(unlabel_model(line) for line in r.text.splitlines())
     for name in ["tessera_time_to_first_token_seconds_bucket{le=\"+Inf\"}", "tessera_time_to_first_token_seconds_sum",
                  "tessera_time_to_first_token_seconds_count", "tessera_inter_token_latency_seconds_count",
                  "tessera_e2e_request_latency_seconds_count", "tessera_num_requests_waiting",
