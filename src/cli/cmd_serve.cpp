@@ -1,6 +1,7 @@
 // `tessera serve`: binds the HTTP server first (so /health and /ready answer
 // while the models load), loads each model with its engine, and serves until
-// SIGINT or SIGTERM, then drains in-flight requests and shuts down cleanly.
+// SIGINT or SIGTERM, then drains in-flight requests and shuts down cleanly;
+// SIGHUP reloads the API key file.
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -76,7 +78,10 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--host", s.host, "address to listen on (default 127.0.0.1)");
     app.add_option("--port", s.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
     auto* key = app.add_option("--api-key", f.api_key, "require 'Authorization: Bearer KEY'");
-    app.add_option("--api-key-file", f.api_key_file, "file of accepted API keys, one per line")->excludes(key);
+    app.add_option("--api-key-file", f.api_key_file,
+                   "file of accepted API keys, one per line, each optionally with name=, rpm=, tpm=, streams=, "
+                   "group= (reloaded on SIGHUP)")
+        ->excludes(key);
     app.add_option("--admin-key", s.admin_key, "require 'Authorization: Bearer KEY' on the /admin/* routes (none without it)")
         ->check([](const std::string& k) { return k.empty() ? std::string("the admin key must not be empty") : ""; });
     app.add_option("--served-model-name,--alias,--model-name", f.models.served_names,
@@ -177,14 +182,31 @@ bool load_api_keys(ServeFlags& f) {
     return true;
 }
 
+// SIGHUP: the key file again; a file that does not parse leaves the old keys
+// serving. Streams in flight are untouched either way.
+void reload_api_keys(const std::string& path, HttpServer& server) {
+    if (path.empty()) {
+        std::fprintf(stderr, "tessera serve: SIGHUP: no --api-key-file to reload\n");
+        return;
+    }
+    auto keys = ApiKeys::from_file(path);
+    if (!keys) {
+        std::fprintf(stderr, "tessera serve: SIGHUP: keeping the current API keys: %s\n", keys.error().c_str());
+        return;
+    }
+    server.set_api_keys(*keys);
+    std::fprintf(stderr, "tessera serve: SIGHUP: reloaded %zu API keys from '%s'\n", keys->size(), path.c_str());
+}
+
 // Waits for SIGINT/SIGTERM (blocked in every thread, so only this one sees
-// them) and drains the server. The destructor ends the wait without draining.
+// them) and drains the server; on SIGHUP calls `reload` and waits again. The
+// destructor ends the wait without draining.
 class SignalWatcher {
 public:
-    SignalWatcher(HttpServer& server, double drain_timeout_s)
-        : thread_([this, &server, drain_timeout_s] {
+    SignalWatcher(HttpServer& server, double drain_timeout_s, std::function<void()> reload)
+        : thread_([this, &server, drain_timeout_s, reload = std::move(reload)] {
               int sig = 0;
-              sigwait(&set_, &sig);
+              while (sigwait(&set_, &sig) == 0 && sig == SIGHUP && !woken_.load()) reload();
               if (woken_.load()) return server.stop();
               std::fprintf(stderr, "tessera serve: signal %d, draining (up to %g s)\n", sig, drain_timeout_s);
               server.drain(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -201,6 +223,7 @@ public:
         sigemptyset(&s);
         sigaddset(&s, SIGINT);
         sigaddset(&s, SIGTERM);
+        sigaddset(&s, SIGHUP);
         return s;
     }
 
@@ -292,7 +315,7 @@ int cmd_serve(int argc, char** argv) {
     }
     std::fprintf(stderr, "tessera serve: listening on http://%s:%d\n", f.server.host.c_str(), *port);
     std::thread serving([&server] { server.serve(); });
-    SignalWatcher watcher(server, f.drain_timeout_s);
+    SignalWatcher watcher(server, f.drain_timeout_s, [&f, &server] { reload_api_keys(f.api_key_file, server); });
     const int code = load_and_serve(f, server, serving);
     if (serving.joinable()) {  // loading failed
         server.stop();

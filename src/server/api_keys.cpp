@@ -37,31 +37,34 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) {
 
 ApiKeys::ApiKeys(std::vector<std::string> keys) {
     for (std::string& k : keys) {
-        std::string_view t = trim(k);
-        if (!t.empty()) keys_.emplace_back(t);
+        const std::string_view t = trim(k);
+        if (t.empty()) continue;
+        KeySpec spec{.key = std::string(t), .name = default_key_name(t)};
+        specs_.push_back(std::move(spec));
     }
 }
 
 Expected<ApiKeys> ApiKeys::from_file(const std::string& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in) return Status::error("cannot read API key file '" + path + "'");
-    std::vector<std::string> keys;
-    for (std::string line; std::getline(in, line);) {
-        std::string_view t = trim(line);
-        if (!t.empty() && t[0] != '#') keys.emplace_back(t);
+    std::string text;
+    char chunk[65536];
+    while (text.size() <= kMaxKeyFileBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+        text.append(chunk, static_cast<size_t>(in.gcount()));
     }
-    if (keys.empty()) return Status::error("API key file '" + path + "' holds no keys");
-    return ApiKeys(std::move(keys));
+    auto specs = parse_key_file(text);
+    if (!specs) return Status::error("API key file '" + path + "': " + specs.error());
+    return ApiKeys(std::move(*specs));
 }
 
-std::optional<uint64_t> ApiKeys::check(std::string_view authorization) const {
-    if (!enabled()) return 0;
+std::optional<size_t> ApiKeys::find(std::string_view authorization) const {
     const std::optional<std::string_view> presented = bearer_token(authorization);
     if (!presented) return std::nullopt;
-    bool found = false;
-    for (const std::string& k : keys_) found |= equal_constant_time(k, *presented);
-    if (!found) return std::nullopt;
-    return cache_salt_for_key(*presented);
+    std::optional<size_t> found;
+    for (size_t i = 0; i < specs_.size(); ++i) {
+        if (equal_constant_time(specs_[i].key, *presented)) found = i;
+    }
+    return found;
 }
 
 uint64_t cache_salt_for_key(std::string_view key) {
@@ -71,6 +74,11 @@ uint64_t cache_salt_for_key(std::string_view key) {
         h *= 1099511628211ull;
     }
     return h == 0 ? 1 : h;
+}
+
+uint64_t cache_salt_for(const KeySpec& spec) {
+    // A key holds no blank, so "group <name>" is never some key's own salt.
+    return spec.group.empty() ? cache_salt_for_key(spec.key) : cache_salt_for_key("group " + spec.group);
 }
 
 }  // namespace tessera

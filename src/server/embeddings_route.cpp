@@ -6,10 +6,12 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "server/embeddings_request.h"
 #include "server/field_reader.h"
+#include "server/key_account.h"
 #include "server/server_state.h"
 
 namespace tessera {
@@ -66,11 +68,14 @@ public:
             out = error_->body();
             return true;
         }
+        lease_.settle(request_.n_tokens, 0, 0);
         out = dump_json(response());
         return true;
     }
 
     int final_status() const override { return status_; }
+    // The API key's lease, settled with the input tokens once every vector is in.
+    void hold(KeyLease lease) { lease_ = std::move(lease); }
     ReplyUsage usage() const override { return {request_.n_tokens, 0, std::nullopt}; }
     void cancel() override {
         for (size_t i = n_done_; i < next_; ++i) handles_[i]->cancel();
@@ -121,6 +126,7 @@ private:
     size_t n_done_ = 0;  // leading inputs with their vector
     std::optional<ApiError> error_;
     int status_ = 200;
+    KeyLease lease_;  // dropped unsettled (an error, the client gone): charged in full
 };
 
 }  // namespace
@@ -138,12 +144,23 @@ HttpReply handle_embeddings(HttpServer::State& state, const HttpRequest& req) {
     if (auto err = parse_embeddings_request(body, ctx, parsed)) return error_reply(*err);
     body = Json();
     std::string name = parsed.model.empty() ? found.model->name() : parsed.model;
+    // Embeddings spend only prompt tokens, known exactly here.
+    auto admitted = admit_request(req.key_account, parsed.n_tokens, "input tokens", "input");
+    if (auto* refused = std::get_if<HttpReply>(&admitted)) return std::move(*refused);
+    KeyLease lease = std::move(std::get<KeyLease>(admitted));
     auto source = std::make_shared<EmbeddingsReply>(state, std::move(found.model), std::move(parsed), std::move(name),
                                                     req.cache_salt);
     // Counted in flight (by the source) before this check, so drain() cannot miss it.
-    if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
+    if (state.draining.load()) {
+        lease.cancel();
+        return error_reply(unavailable("The server is shutting down"));
+    }
     // The first window goes in here, so a full queue is a plain 429 at once.
-    if (const Status st = source->submit_more(); !st.ok()) return error_reply(api_error(st));
+    if (const Status st = source->submit_more(); !st.ok()) {
+        lease.cancel();
+        return error_reply(api_error(st));
+    }
+    source->hold(std::move(lease));
     HttpReply reply;
     reply.source = std::move(source);
     return reply;

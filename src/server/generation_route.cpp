@@ -164,8 +164,16 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
         s.meta.tool_family = model->chat_template->tool_call_family();
         s.meta.tool_call_seed = state.random_u64();
     }
+    // What the key's tokens per minute reserve: the most the request can use.
+    const int64_t reserve = static_cast<int64_t>(pr.gen.prompt.size()) + int64_t{pr.gen.n} * pr.gen.max_tokens;
+    auto admitted = admit_request(req.key_account, reserve, "prompt + n x max_tokens", "max_tokens");
+    if (auto* refused = std::get_if<HttpReply>(&admitted)) return std::move(*refused);
+    s.lease = std::move(std::get<KeyLease>(admitted));
     auto handle = model->engine->submit(pr.gen);
-    if (!handle) return error_reply(api_error(handle.status()));
+    if (!handle) {
+        s.lease.cancel();  // the server refused it, not the key's limits
+        return error_reply(api_error(handle.status()));
+    }
     s.handle = std::move(*handle);
     return s;
 }
@@ -179,15 +187,18 @@ HttpReply handle_generation(HttpServer::State& state, ApiKind kind, const HttpRe
     Submitted& s = std::get<Submitted>(sub);
     const ParsedRequest& pr = s.request;
     HttpReply reply;
+    std::shared_ptr<GenerationSource> source;
     if (pr.stream) {
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        reply.source = std::make_shared<EventStream>(state, std::move(s.model), s.meta, pr.gen.n, pr.include_usage,
-                                                     std::move(s.handle));
+        source = std::make_shared<EventStream>(state, std::move(s.model), s.meta, pr.gen.n, pr.include_usage,
+                                               std::move(s.handle));
     } else {
-        reply.source = std::make_shared<WholeReply>(state, std::move(s.model), s.meta, pr.gen.n, std::move(s.handle));
+        source = std::make_shared<WholeReply>(state, std::move(s.model), s.meta, pr.gen.n, std::move(s.handle));
     }
+    source->hold(std::move(s.lease));
+    reply.source = std::move(source);
     return reply;
 }
 

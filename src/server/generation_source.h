@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "core/check.h"
+#include "server/key_account.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
 
@@ -47,6 +48,8 @@ public:
         if (state_.stopping.load()) handle_->cancel();  // began after drain() cancelled the others
     }
     void cancel() override { handle_->cancel(); }
+    // The API key's lease, settled with this reply's usage once it is known.
+    void hold(KeyLease lease) { lease_ = std::move(lease); }
     ReplyUsage usage() const override { return {usage_.prompt_tokens, usage_.completion_tokens, first_token_}; }
 
 protected:
@@ -59,6 +62,7 @@ protected:
             if (ev->finish != FinishReason::None) add_final_counts(*ev, usage_);
             on_event(*ev);
         }
+        if (handle_->finished()) lease_.settle(usage_.prompt_tokens, usage_.cached_tokens, usage_.completion_tokens);
     }
 
     HttpServer::State& state_;
@@ -71,6 +75,7 @@ protected:
     TokenPieceFn piece_;
     UsageCounts usage_;
     std::optional<std::chrono::steady_clock::time_point> first_token_;
+    KeyLease lease_;  // settled once finished (or, dropped unfinished, charged in full)
 };
 
 // The error reply of a whole (non-streamed) response whose generation ended
@@ -89,11 +94,13 @@ struct Submitted {
     std::shared_ptr<RequestHandle> handle;
     ServedModelPtr model;
     std::unique_ptr<InFlight> in_flight;  // until the reply's source counts it
+    KeyLease lease;                       // until the reply's source holds it
 };
 using Submission = std::variant<Submitted, HttpReply>;  // or the refusal
 
 // Parses `body` as `kind` (Responses: an already translated chat body),
-// looks the model up, seeds, and submits to its engine.
+// looks the model up, seeds, admits it under the key's limits (reserving
+// prompt + n x max_tokens tokens), and submits to its engine.
 Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json& body, const HttpRequest& req);
 
 }  // namespace tessera

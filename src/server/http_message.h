@@ -15,6 +15,8 @@
 
 namespace tessera {
 
+class KeyAccount;
+
 struct HttpRequest {
     std::string method;         // "GET", "POST", ...
     std::string path;           // the target without its query string
@@ -25,6 +27,7 @@ struct HttpRequest {
     std::string cors_request_headers;  // a preflight's Access-Control-Request-Headers
     std::string body;
     uint64_t cache_salt = 0;  // the API key's prefix-cache domain, set by the routes' screen
+    std::shared_ptr<KeyAccount> key_account;  // the API key's limits and usage (null: no keys)
 };
 
 // What a generation reply knows about its request, for the access log.

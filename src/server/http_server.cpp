@@ -121,7 +121,7 @@ HttpReply handle_metrics(State& st, const HttpRequest& req) {
     }
     HttpReply r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = render_prometheus(sources);
+    r.body = render_prometheus(sources) + render_key_usage(st.keys.usage());
     return r;
 }
 
@@ -217,6 +217,8 @@ std::vector<Route> route_table(const ServerOptions& options) {
         table.push_back({"/admin/models", "GET", Access::Admin, [](State& st, const HttpRequest&) { return handle_admin_list(st); }});
         table.push_back({"/admin/models", "POST", Access::Admin, handle_admin_load});
         table.push_back({"/admin/models/", "DELETE", Access::Admin, handle_admin_unload, true});
+        table.push_back({"/admin/usage", "GET", Access::Admin,
+                         [](State& st, const HttpRequest&) { return json_reply(200, key_usage_json(st.keys.usage())); }});
     }
     // The page holds no secret (it asks for the key itself), so it needs none.
     if (options.web_ui) table.push_back({"/", "GET", Access::Open, [](State&, const HttpRequest&) { return handle_index(); }});
@@ -248,9 +250,10 @@ std::optional<HttpReply> screen(State& st, const std::vector<Route>& table, Http
         if (admin.empty() || !token || !equal_constant_time(*token, admin)) return error_reply(unauthorized());
     }
     if (route->access == Access::Key) {
-        const std::optional<uint64_t> salt = st.options.api_keys.check(head.authorization);
-        if (!salt) return error_reply(unauthorized());
-        head.cache_salt = *salt;  // the key, checked once here, picks the prefix-cache domain
+        std::optional<KeyRegistry::Caller> caller = st.keys.check(head.authorization);
+        if (!caller) return error_reply(unauthorized());
+        head.cache_salt = caller->cache_salt;  // the key, checked once here, picks the prefix-cache domain
+        head.key_account = std::move(caller->account);  // and the limits the generation routes apply
     }
     if (!head.content_encoding.empty() && strcasecmp(head.content_encoding.c_str(), "identity") != 0) {
         return error_reply(error_for_status(415, head.method, head.path));
@@ -345,5 +348,7 @@ Status HttpServer::load_model(const ModelSpec& spec) { return tessera::load_mode
 void HttpServer::set_ready() { state_->ready.store(true); }
 
 ServedModelPtr HttpServer::find_model(std::string_view name) const { return state_->models.find(name); }
+
+void HttpServer::set_api_keys(const ApiKeys& keys) { state_->keys.set(keys); }
 
 }  // namespace tessera

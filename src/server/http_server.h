@@ -72,6 +72,9 @@ public:
     void set_ready();
     // The model serving `name` (empty: the first); null when none does.
     ServedModelPtr find_model(std::string_view name) const;
+    // Thread-safe: replaces the accepted API keys (a key file reload). Requests
+    // in flight go on; a key whose name stays keeps its usage and limit state.
+    void set_api_keys(const ApiKeys& keys);
 
     struct State;
 

@@ -235,4 +235,36 @@ std::string render_prometheus(const EngineMetrics& metrics, const MoeCounters* m
     return render_prometheus(std::span<const MetricsSource>(&one, 1));
 }
 
+std::string render_key_usage(const std::vector<KeyUsageRow>& rows) {
+    if (rows.empty()) return "";
+    struct Series {
+        const char* name;
+        const char* type;
+        const char* help;
+        int64_t (*value)(const KeyUsageRow&);
+    };
+    static constexpr Series kSeries[] = {
+        {"tessera_key_requests_total", "counter", "Requests that ended, per API key name.",
+         [](const KeyUsageRow& r) { return r.counts.requests; }},
+        {"tessera_key_prompt_tokens_total", "counter", "Prompt tokens of ended requests, per API key name.",
+         [](const KeyUsageRow& r) { return r.counts.prompt_tokens; }},
+        {"tessera_key_cached_tokens_total", "counter", "Prompt tokens read from the prefix cache, per API key name.",
+         [](const KeyUsageRow& r) { return r.counts.cached_tokens; }},
+        {"tessera_key_completion_tokens_total", "counter", "Tokens generated, per API key name.",
+         [](const KeyUsageRow& r) { return r.counts.completion_tokens; }},
+        {"tessera_key_rate_limited_total", "counter", "Requests refused with 429 by the key's limits.",
+         [](const KeyUsageRow& r) { return r.counts.rate_limited; }},
+        {"tessera_key_active_requests", "gauge", "Requests in flight, per API key name.",
+         [](const KeyUsageRow& r) { return r.active_requests; }},
+    };
+    std::string out;
+    for (const Series& s : kSeries) {
+        header(out, s.name, s.type, s.help);
+        for (const KeyUsageRow& r : rows) {
+            sample(out, std::string(s.name) + "{key=\"" + r.name + "\"}", std::to_string(s.value(r)));
+        }
+    }
+    return out;
+}
+
 }  // namespace tessera

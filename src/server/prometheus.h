@@ -4,9 +4,11 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/metrics.h"
 #include "model/moe_counters.h"
+#include "server/key_account.h"
 
 namespace tessera {
 
@@ -23,5 +25,9 @@ std::string render_prometheus(std::span<const MetricsSource> sources);
 // One unlabelled engine. `moe`: the model's expert usage (mixture-of-experts models), rendered as
 // tessera_moe_expert_tokens_total{expert="e"}, summed over layers; null: none.
 std::string render_prometheus(const EngineMetrics& metrics, const MoeCounters* moe = nullptr);
+
+// Per-key usage as tessera_key_*{key="name"} series (the key's name, never
+// the key); empty without keys.
+std::string render_key_usage(const std::vector<KeyUsageRow>& rows);
 
 }  // namespace tessera

@@ -123,16 +123,19 @@ HttpReply handle_responses(HttpServer::State& state, const HttpRequest& req) {
     if (auto* refused = std::get_if<HttpReply>(&sub)) return std::move(*refused);
     Submitted& s = std::get<Submitted>(sub);
     HttpReply reply;
+    std::shared_ptr<GenerationSource> source;
     if (s.request.stream) {
         reply.content_type = "text/event-stream";
         reply.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
         reply.streamed = true;
-        reply.source = std::make_shared<ResponseStream>(state, std::move(s.model), s.meta, std::move(echo),
-                                                        std::move(s.handle));
+        source = std::make_shared<ResponseStream>(state, std::move(s.model), s.meta, std::move(echo),
+                                                  std::move(s.handle));
     } else {
-        reply.source = std::make_shared<WholeResponse>(state, std::move(s.model), s.meta, std::move(echo),
-                                                       std::move(s.handle));
+        source = std::make_shared<WholeResponse>(state, std::move(s.model), s.meta, std::move(echo),
+                                                 std::move(s.handle));
     }
+    source->hold(std::move(s.lease));
+    reply.source = std::move(source);
     return reply;
 }
 

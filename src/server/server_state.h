@@ -12,6 +12,7 @@
 #include "server/http_message.h"
 #include "server/http_server.h"
 #include "server/http_transport.h"
+#include "server/key_registry.h"
 
 namespace tessera {
 
@@ -31,7 +32,7 @@ std::string body_model(const Json& body);
 
 struct HttpServer::State {
     explicit State(ServerOptions opts)
-        : options(std::move(opts)), cors(options.cors_origins), models(options.max_models),
+        : options(std::move(opts)), keys(options.api_keys), cors(options.cors_origins), models(options.max_models),
           transport(options, routes_for(*this)), rng(std::random_device{}()) {}
 
     uint64_t random_u64() {
@@ -40,6 +41,7 @@ struct HttpServer::State {
     }
 
     ServerOptions options;
+    KeyRegistry keys;  // the live API keys (options.api_keys until a reload)
     CorsPolicy cors;
     ModelRegistry models;             // declared before the transport: replies die first
     std::atomic<bool> ready{false};   // the startup models are loaded
