@@ -56,14 +56,18 @@ def copy_tier(populated, tmp_path):
     return tier_dir
 
 
-def test_a_restarted_server_answers_from_the_tier(tessera_bin, model_path, populated, tmp_path):
-    cold = populated[1]
-    srv = serve(tessera_bin, model_path, copy_tier(populated, tmp_path))
+def restart_and_complete(tessera_bin, model_path, tier_dir):
+    """A server started on `tier_dir` answers the long prompt once; its answer and /metrics."""
+    srv = serve(tessera_bin, model_path, tier_dir)
     try:
-        hit = complete(srv)
-        m = metrics(srv)
+        return complete(srv), metrics(srv)
     finally:
         assert srv.stop() == 0, srv.final_log
+
+
+def test_a_restarted_server_answers_from_the_tier(tessera_bin, model_path, populated, tmp_path):
+    cold = populated[1]
+    hit, m = restart_and_complete(tessera_bin, model_path, copy_tier(populated, tmp_path))
     assert hit["cached"] >= cold["prompt"] - 16, hit
     assert hit["text"] == cold["text"]
     assert hit["seconds"] < cold["seconds"], (hit, cold)
@@ -78,12 +82,7 @@ def test_flipped_bytes_in_the_tier_are_ignored(tessera_bin, model_path, populate
     for at in range(4096 + 1000, len(data), 4096):  # every record, past the file header
         data[at] ^= 0x40
     path.write_bytes(data)
-    srv = serve(tessera_bin, model_path, tier_dir)
-    try:
-        again = complete(srv)
-        m = metrics(srv)
-    finally:
-        assert srv.stop() == 0, srv.final_log
+    again, m = restart_and_complete(tessera_bin, model_path, tier_dir)
     assert again["cached"] == 0, again
     assert again["text"] == populated[1]["text"]
     assert metric(m, "tessera_kv_disk_blocks_rejected_total") > 0
@@ -112,12 +111,7 @@ def test_a_tier_written_by_another_model_is_ignored(tessera_bin, model_path, pop
     theirs = tier_file(foreign_dir)
     assert theirs.name != mine.name  # the model's identity names the file
     shutil.copyfile(theirs, mine)  # their blocks under this model's name
-    srv = serve(tessera_bin, model_path, tier_dir)
-    try:
-        again = complete(srv)
-        m = metrics(srv)
-    finally:
-        assert srv.stop() == 0, srv.final_log
+    again, m = restart_and_complete(tessera_bin, model_path, tier_dir)
     assert again["cached"] == 0, again
     assert again["text"] == populated[1]["text"]
     assert metric(m, "tessera_kv_disk_files_rejected_total") == 1
