@@ -5,22 +5,13 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
-#include <list>
-#include <mutex>
 #include <thread>
-#include <unordered_map>
-#include <vector>
 
-#include "cache/prefix_pins.h"
 #include "core/check.h"
 #include "core/sigbus_guard.h"
-#include "engine/choice.h"
-#include "engine/kv_disk.h"
+#include "engine/engine_impl.h"
 #include "sample/sampler.h"
-#include "sched/scheduler.h"
 
 namespace tessera {
 namespace {
@@ -37,10 +28,6 @@ int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-
-// Forked choices share their sequence id; the sequence's address is unique
-// among live ones, which is all a drafter's per-sequence state needs.
-uint64_t draft_key(const Choice& c) { return reinterpret_cast<uintptr_t>(&c.seq); }
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
@@ -62,121 +49,49 @@ Expected<Pooling> resolve_pooling(const Model& model, const EngineOptions& o) {
 
 }  // namespace
 
-class Engine::Impl {
-public:
-    Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options, std::unique_ptr<DiskTier> disk_tier)
-        : model_(model), tokenizer_(tokenizer), options_(options),
-          cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
-                 static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
-          scheduler_(cache_.blocks(), cache_.block_size(),
-                     SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
-          pins_(cache_.blocks(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
-                                                      std::clamp(options.max_pinned_share, 0.0, 1.0))),
-          pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
-          pooling_(resolve_pooling(model, options)) {
-        const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
-        const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
-        max_context_ = std::min(model_ctx, capacity);
-        metrics_.kv_blocks_total = cache_.n_blocks();
-        metrics_.kv_block_size = cache_.block_size();
-        if (options.spec.drafter) {
-            metrics_.spec_drafter = options.spec.drafter->name();
-            draft_token_cost_ = kVerifyPositionCost + static_cast<double>(options.spec.drafter->weight_bytes()) /
-                                                          static_cast<double>(std::max<uint64_t>(1, model.gguf().tensor_bytes()));
-        }
-        if (disk_tier) {
-            disk_ = std::make_unique<KvDiskOffload>(std::move(disk_tier), cache_, scheduler_.prefix_cache());
-            disk_->publish(metrics_);
-        }
-        last_progress_ns_ = now_ns();
-        thread_ = std::thread([this] { loop(); });
+Engine::Impl::Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options, std::unique_ptr<DiskTier> disk_tier)
+    : model_(model), tokenizer_(tokenizer), options_(options),
+      cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
+             static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
+      scheduler_(cache_.blocks(), cache_.block_size(),
+                 SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
+      pins_(cache_.blocks(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
+                                                  std::clamp(options.max_pinned_share, 0.0, 1.0))),
+      pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      pooling_(resolve_pooling(model, options)) {
+    const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
+    const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
+    max_context_ = std::min(model_ctx, capacity);
+    metrics_.kv_blocks_total = cache_.n_blocks();
+    metrics_.kv_block_size = cache_.block_size();
+    if (options.spec.drafter) {
+        metrics_.spec_drafter = options.spec.drafter->name();
+        draft_token_cost_ = kVerifyPositionCost + static_cast<double>(options.spec.drafter->weight_bytes()) /
+                                                      static_cast<double>(std::max<uint64_t>(1, model.gguf().tensor_bytes()));
     }
-
-    ~Impl() {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        thread_.join();
+    if (disk_tier) {
+        disk_ = std::make_unique<KvDiskOffload>(std::move(disk_tier), cache_, scheduler_.prefix_cache());
+        disk_->publish(metrics_);
     }
+    last_progress_ns_ = now_ns();
+    thread_ = std::thread([this] { loop(); });
+}
 
-    Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
-    const Tokenizer& tokenizer() const { return tokenizer_; }
-    const ModelConfig& config() const { return model_.config(); }
-    const EngineOptions& options() const { return options_; }
-    const EngineMetrics& metrics() const { return metrics_; }
-    int64_t max_context() const { return max_context_; }
-    const Expected<Pooling>& pooling() const { return pooling_; }
-    bool model_damaged() const {
-        const MappedFile* m = model_.gguf().mapping();
-        return damaged_.load(std::memory_order_acquire) || (m != nullptr && m->damaged());
+Engine::Impl::~Impl() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
     }
-    bool healthy(std::chrono::milliseconds stall) const {
-        if (!model_.check_file().ok()) return false;
-        if (!busy_.load(std::memory_order_relaxed)) return true;
-        return now_ns() - last_progress_ns_.load(std::memory_order_relaxed) <
-               std::chrono::duration_cast<std::chrono::nanoseconds>(stall).count();
-    }
+    cv_.notify_all();
+    thread_.join();
+}
 
-private:
-    void loop();
-    void gather_burst(std::unique_lock<std::mutex>& lock);
-    void take_incoming(std::deque<std::shared_ptr<RequestState>>& incoming);
-    void start_request(std::shared_ptr<RequestState> state);
-    void step();
-    void handle_cancellations();
-    void process_logits(Choice& choice, const float* logits);
-    int32_t max_draft_for(const GenerationRequest& r) const;
-    void verify_draft(Choice& choice, const ScheduledRun& run, const float* rows);
-    void propose_drafts();
-    void mark_pooled_rows(const Choice& choice, const BatchSequence& run);
-    size_t pool_rows(Choice& choice, const BatchSequence& run, size_t row);
-    void fork_siblings(Choice& leader, const float* logits);
-    int32_t sample_token(Choice& choice, const float* logits);
-    const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
-    void track(std::unique_ptr<Choice> choice);
-    void on_token(Choice& choice, const float* logits, int32_t token);
-    void emit(Choice& choice, std::string text);
-    void finish(Choice& choice, FinishReason reason, const std::string& error = {});
-    int64_t pin_prefix(const Choice& choice);
-    void retire_done();
-    bool fail_if_model_damaged();
-
-    Model& model_;
-    const Tokenizer& tokenizer_;
-    EngineOptions options_;
-    EngineMetrics metrics_;
-    KvCache cache_;
-    Scheduler scheduler_;
-    PrefixPins pins_;  // after the scheduler: its references go before the prefix cache's
-    std::unique_ptr<KvDiskOffload> disk_;  // --kv-disk; null: off. Before the scheduler goes: it observes its cache
-    ThreadPool pool_;
-    Expected<Pooling> pooling_;
-    int64_t max_context_ = 0;
-    double draft_token_cost_ = 0.0;  // a drafted token's cost next to a decode step (spec/draft_length.h)
-
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<std::shared_ptr<RequestState>> incoming_;
-    bool stop_ = false;
-    uint64_t next_id_ = 1;
-
-    std::atomic<int64_t> last_progress_ns_{0};
-    std::atomic<bool> busy_{false};
-    std::atomic<bool> damaged_{false};  // set once by the engine thread (model_damaged())
-    std::list<std::unique_ptr<Choice>> choices_;  // engine thread only
-    std::unordered_map<const Sequence*, Choice*> owner_;  // scheduler sequence -> its choice
-    Batch batch_;
-    std::vector<float> logits_;
-    std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
-    std::vector<float> hidden_;  // [rows, n_embd] this step's pooled positions
-    std::vector<Choice*> sampled_;              // choices that sampled this step, forks included
-    std::vector<DraftRequest> draft_requests_;  // propose_drafts' scratch
-    std::vector<int32_t> draft_run_;            // step's scratch: a run with its draft
-    std::vector<std::vector<int32_t>> drafts_;  // propose_drafts' scratch
-    std::thread thread_;
-};
+bool Engine::Impl::healthy(std::chrono::milliseconds stall) const {
+    if (!model_.check_file().ok()) return false;
+    if (!busy_.load(std::memory_order_relaxed)) return true;
+    return now_ns() - last_progress_ns_.load(std::memory_order_relaxed) <
+           std::chrono::duration_cast<std::chrono::nanoseconds>(stall).count();
+}
 
 Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest request) {
     const int32_t n_vocab = model_.config().n_vocab;
@@ -398,66 +313,6 @@ void Engine::Impl::step() {
         sampled_.push_back(&c);
     }
     if (options_.spec.drafter) propose_drafts();
-}
-
-int32_t Engine::Impl::max_draft_for(const GenerationRequest& r) const {
-    if (!options_.spec.drafter || r.embed) return 0;
-    return r.max_draft < 0 ? options_.spec.max_draft : std::min(r.max_draft, options_.spec.max_draft);
-}
-
-// Checks a draft against the target's logits rows (row i follows the run's
-// i-th token): each row is sampled exactly as without speculation, and the
-// draft is accepted while the sampled token equals it (spec/drafter.h: this
-// is the rejection rule for deterministic drafts, so greedy output is
-// identical and sampled output has the same distribution). The first
-// mismatch is itself the next token; a fully accepted draft gains the last
-// row's token as well.
-void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const float* rows) {
-    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
-    int32_t accepted = 0;
-    for (int32_t i = 0; i <= run.n_draft && !choice.done; ++i) {
-        // Row i is sampled with drafted tokens 0..i-1 accepted: their K/V
-        // counts before the token can end the choice and cache its blocks.
-        if (i > 0) scheduler_.accept_drafted(&choice.seq, 1);
-        const float* logits = rows + static_cast<size_t>(i) * n_vocab;
-        Status valid = check_logits(std::span<const float>(logits, n_vocab));
-        if (!valid.ok()) {
-            finish(choice, FinishReason::Error, valid.message());
-            break;
-        }
-        const int32_t token = sample_token(choice, logits);
-        if (i == run.n_draft || token != choice.seq.draft[static_cast<size_t>(i)]) break;
-        ++accepted;
-    }
-    metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
-    metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
-    metrics_.spec_accepted.observe(accepted);
-    choice.draft_length.update(run.n_draft, accepted);
-    scheduler_.end_draft(&choice.seq);
-}
-
-// Drafts for the choices that just sampled, while the batch is small enough
-// for speculation to pay (SpecOptions::max_batch). A draft never reaches past
-// the choice's max_tokens or the context.
-void Engine::Impl::propose_drafts() {
-    if (scheduler_.n_running() > static_cast<size_t>(options_.spec.max_batch)) return;
-    draft_requests_.clear();
-    drafts_.resize(sampled_.size());
-    for (size_t i = 0; i < sampled_.size(); ++i) {
-        Choice& c = *sampled_[i];
-        if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
-        const auto len = static_cast<int64_t>(c.seq.tokens.size());
-        const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
-        const auto k = static_cast<int32_t>(std::min<int64_t>(c.draft_length.next(), room));
-        if (k <= 0) continue;
-        draft_requests_.push_back(DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i]});
-    }
-    if (draft_requests_.empty()) return;
-    options_.spec.drafter->propose(draft_requests_);
-    for (size_t i = 0; i < sampled_.size(); ++i) {
-        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
-        drafts_[i].clear();
-    }
 }
 
 void Engine::Impl::mark_pooled_rows(const Choice& choice, const BatchSequence& run) {

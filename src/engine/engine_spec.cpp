@@ -1,0 +1,71 @@
+// Speculative decoding inside the engine loop: how long a request's drafts
+// may be, verifying a draft against the target's rows, and asking the
+// drafter for the next drafts (spec/ holds the drafters themselves).
+#include <algorithm>
+
+#include "engine/engine_impl.h"
+#include "sample/sampler.h"
+
+namespace tessera {
+
+int32_t Engine::Impl::max_draft_for(const GenerationRequest& r) const {
+    if (!options_.spec.drafter || r.embed) return 0;
+    return r.max_draft < 0 ? options_.spec.max_draft : std::min(r.max_draft, options_.spec.max_draft);
+}
+
+// Checks a draft against the target's logits rows (row i follows the run's
+// i-th token): each row is sampled exactly as without speculation, and the
+// draft is accepted while the sampled token equals it (spec/drafter.h: this
+// is the rejection rule for deterministic drafts, so greedy output is
+// identical and sampled output has the same distribution). The first
+// mismatch is itself the next token; a fully accepted draft gains the last
+// row's token as well.
+void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const float* rows) {
+    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    int32_t accepted = 0;
+    for (int32_t i = 0; i <= run.n_draft && !choice.done; ++i) {
+        // Row i is sampled with drafted tokens 0..i-1 accepted: their K/V
+        // counts before the token can end the choice and cache its blocks.
+        if (i > 0) scheduler_.accept_drafted(&choice.seq, 1);
+        const float* logits = rows + static_cast<size_t>(i) * n_vocab;
+        Status valid = check_logits(std::span<const float>(logits, n_vocab));
+        if (!valid.ok()) {
+            finish(choice, FinishReason::Error, valid.message());
+            break;
+        }
+        const int32_t token = sample_token(choice, logits);
+        if (i == run.n_draft || token != choice.seq.draft[static_cast<size_t>(i)]) break;
+        ++accepted;
+    }
+    metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
+    metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
+    metrics_.spec_accepted.observe(accepted);
+    choice.draft_length.update(run.n_draft, accepted);
+    scheduler_.end_draft(&choice.seq);
+}
+
+// Drafts for the choices that just sampled, while the batch is small enough
+// for speculation to pay (SpecOptions::max_batch). A draft never reaches past
+// the choice's max_tokens or the context.
+void Engine::Impl::propose_drafts() {
+    if (scheduler_.n_running() > static_cast<size_t>(options_.spec.max_batch)) return;
+    draft_requests_.clear();
+    drafts_.resize(sampled_.size());
+    for (size_t i = 0; i < sampled_.size(); ++i) {
+        Choice& c = *sampled_[i];
+        if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
+        const auto len = static_cast<int64_t>(c.seq.tokens.size());
+        const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
+        const auto k = static_cast<int32_t>(std::min<int64_t>(c.draft_length.next(), room));
+        if (k <= 0) continue;
+        draft_requests_.push_back(DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i]});
+    }
+    if (draft_requests_.empty()) return;
+    options_.spec.drafter->propose(draft_requests_);
+    for (size_t i = 0; i < sampled_.size(); ++i) {
+        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
+        drafts_[i].clear();
+    }
+}
+
+}  // namespace tessera
