@@ -1,6 +1,7 @@
 // Speculative decoding flags shared by run, chat and serve (llama.cpp's
 // names where it has them): --spec ngram|draft, --draft-model FILE (implies
-// draft), --draft-max N, --draft-min N, --spec-ngram-min/max N, --spec-max-batch N.
+// draft), --draft-max N, --draft-min N, --spec-ngram-min/max N, --spec-max-batch N,
+// and --jump-forward N (grammar-forced drafts, which need no drafter).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@ struct SpecFlags {
     int32_t max_draft = 8;
     int32_t min_draft = 0;
     int32_t max_batch = 8;
+    int32_t max_forced = SpecOptions{}.max_forced;
     NgramOptions ngram{};
 
     void add_to(CLI::App& app) {
@@ -35,6 +37,9 @@ struct SpecFlags {
         app.add_option("--spec-max-batch", max_batch,
                        "speculate only while at most this many sequences decode (default 8)")
             ->check(CLI::Range(0, 4096));
+        app.add_option("--jump-forward", max_forced,
+                       "most grammar-forced tokens a constrained request drafts per step (default 32; 0: off)")
+            ->check(CLI::Range(0, 256));
     }
 };
 
@@ -46,6 +51,7 @@ inline Expected<SpecOptions> spec_options(const SpecFlags& f, const Tokenizer& t
     o.max_draft = f.max_draft;
     o.min_draft = std::min(f.min_draft, f.max_draft);
     o.max_batch = f.max_batch;
+    o.max_forced = f.max_forced;
     const std::string mode = f.draft_model.empty() ? f.mode : "draft";
     if (mode == "ngram") {
         if (f.ngram.min_n > f.ngram.max_n) return Status::error("--spec-ngram-min is larger than --spec-ngram-max");

@@ -312,7 +312,7 @@ void Engine::Impl::step() {
         row += 1 + static_cast<size_t>(r.n_draft);
         sampled_.push_back(&c);
     }
-    if (options_.spec.drafter) propose_drafts();
+    propose_drafts();
 }
 
 void Engine::Impl::mark_pooled_rows(const Choice& choice, const BatchSequence& run) {

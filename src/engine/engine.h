@@ -31,6 +31,10 @@ struct SpecOptions {
     // is no longer bound by reading the weights, so verifying drafts would
     // cost real arithmetic and throughput at saturation would fall.
     int32_t max_batch = 8;
+    // Jump-forward decoding: where a constrained choice's grammar forces the
+    // next bytes, their tokens go out as a draft (any drafter or none), at
+    // most this many a step; 0: off.
+    int32_t max_forced = 32;
 };
 
 struct EngineOptions {

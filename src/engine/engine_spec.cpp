@@ -37,18 +37,30 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
         if (i == run.n_draft || token != choice.seq.draft[static_cast<size_t>(i)]) break;
         ++accepted;
     }
-    metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
-    metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
-    metrics_.spec_accepted.observe(accepted);
-    choice.draft_length.update(run.n_draft, accepted);
+    if (choice.draft_forced) {
+        // A grammar's draft says nothing about the drafter's acceptance.
+        metrics_.jump_forward_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
+        metrics_.jump_forward_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
+    } else {
+        metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
+        metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
+        metrics_.spec_accepted.observe(accepted);
+        choice.draft_length.update(run.n_draft, accepted);
+    }
+    choice.draft_forced = false;
     scheduler_.end_draft(&choice.seq);
 }
 
-// Drafts for the choices that just sampled, while the batch is small enough
-// for speculation to pay (SpecOptions::max_batch). A draft never reaches past
-// the choice's max_tokens or the context.
+// Drafts for the choices that just sampled. A constrained choice whose
+// grammar forces its next bytes drafts their tokens (jump-forward: they cost
+// one verifying pass instead of a decode step each, and the model's own
+// sampling still picks every token). The others ask the drafter, while the
+// batch is small enough for speculation to pay (SpecOptions::max_batch). A
+// draft never reaches past the choice's max_tokens or the context.
 void Engine::Impl::propose_drafts() {
-    if (scheduler_.n_running() > static_cast<size_t>(options_.spec.max_batch)) return;
+    const bool speculate =
+        options_.spec.drafter && scheduler_.n_running() <= static_cast<size_t>(options_.spec.max_batch);
+    if (!speculate && options_.spec.max_forced <= 0) return;
     draft_requests_.clear();
     drafts_.resize(sampled_.size());
     for (size_t i = 0; i < sampled_.size(); ++i) {
@@ -56,12 +68,18 @@ void Engine::Impl::propose_drafts() {
         if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
         const auto len = static_cast<int64_t>(c.seq.tokens.size());
         const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
+        if (room <= 0) continue;
+        if (c.constraint && options_.spec.max_forced > 0) {
+            drafts_[i] = c.constraint->forced_tokens(
+                static_cast<int32_t>(std::min<int64_t>(options_.spec.max_forced, room)));
+            c.draft_forced = !drafts_[i].empty();
+            if (c.draft_forced) continue;
+        }
         const auto k = static_cast<int32_t>(std::min<int64_t>(c.draft_length.next(), room));
-        if (k <= 0) continue;
+        if (!speculate || k <= 0) continue;
         draft_requests_.push_back(DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i]});
     }
-    if (draft_requests_.empty()) return;
-    options_.spec.drafter->propose(draft_requests_);
+    if (!draft_requests_.empty()) options_.spec.drafter->propose(draft_requests_);
     for (size_t i = 0; i < sampled_.size(); ++i) {
         if (!drafts_[i].empty()) scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
         drafts_[i].clear();

@@ -69,6 +69,10 @@ struct EngineMetrics {
     std::atomic<uint64_t> constrained_requests{0};  // accepted by submit()
     Histogram grammar_compile{Histogram::kFastBounds};  // per request, as measured by its builder
     Histogram grammar_mask{Histogram::kFastBounds};     // per sampled token of a constrained choice
+    // Jump-forward: tokens a grammar forced, proposed as drafts, and those
+    // the model's own sampling confirmed (engine_spec.cpp).
+    std::atomic<uint64_t> jump_forward_drafted_tokens{0};
+    std::atomic<uint64_t> jump_forward_tokens{0};
     // Speculative decoding: the drafter's name() labels these ("none": off);
     // set before the engine thread starts, never changed.
     const char* spec_drafter = "none";

@@ -18,7 +18,10 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
     : bytes_(std::move(token_bytes)), eos_ids_(std::move(eos_ids)), tables_(std::make_shared<TablesRegistry>()) {
     for (size_t i = 0; i < bytes_.size(); ++i) {
         // 65535 bytes bound the shared-prefix width; no real token comes near.
-        if (!bytes_[i].empty() && bytes_[i].size() < 65535) sorted_.push_back(static_cast<int32_t>(i));
+        if (!bytes_[i].empty() && bytes_[i].size() < 65535) {
+            sorted_.push_back(static_cast<int32_t>(i));
+            max_token_bytes_ = std::max(max_token_bytes_, bytes_[i].size());
+        }
     }
     std::sort(sorted_.begin(), sorted_.end(), [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b]; });
     lcp_.resize(sorted_.size(), 0);

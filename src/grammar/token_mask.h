@@ -33,6 +33,7 @@ public:
     // with the one before.
     const std::vector<int32_t>& sorted() const { return sorted_; }
     const std::vector<uint16_t>& shared_prefix() const { return lcp_; }
+    size_t max_token_bytes() const { return max_token_bytes_; }  // longest token in sorted()
 
     // The token tables of `grammar` over this vocabulary, shared by every
     // caller while one holds them, so the sequences of one grammar build
@@ -45,6 +46,7 @@ private:
     std::vector<int32_t> eos_ids_;
     std::vector<int32_t> sorted_;
     std::vector<uint16_t> lcp_;
+    size_t max_token_bytes_ = 0;
     struct TablesRegistry;
     std::shared_ptr<TablesRegistry> tables_;  // shared by copies, which check the tables' vocabulary
 };

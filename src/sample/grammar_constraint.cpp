@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "grammar/forced.h"
 
 namespace tessera {
 
@@ -40,6 +41,14 @@ bool GrammarConstraint::accept(int32_t token) {
     if (is_end_token(token)) return matcher_.accepting();
     const std::string& bytes = vocab_->bytes(token);
     return !bytes.empty() && matcher_.advance(bytes);
+}
+
+std::vector<int32_t> GrammarConstraint::forced_tokens(int32_t max_tokens) {
+    if (max_tokens <= 0) return {};
+    // Tokens seldom pass 16 bytes: 16 a token bounds the walk without
+    // cutting a draft short.
+    const std::string bytes = forced_bytes(matcher_, static_cast<size_t>(max_tokens) * 16);
+    return split_longest_first(*vocab_, bytes, static_cast<size_t>(max_tokens));
 }
 
 bool GrammarConstraint::is_end_token(int32_t token) const {

@@ -29,6 +29,11 @@ public:
     // false, state unchanged, when the grammar rejects them.
     bool accept(int32_t token);
 
+    // Jump-forward: the tokens of the continuation the grammar forces from
+    // here (grammar/forced.h), at most max_tokens; empty where the next byte
+    // is a choice or the output may end.
+    std::vector<int32_t> forced_tokens(int32_t max_tokens);
+
     // The output so far is a whole match and nothing may follow it.
     bool complete() const { return matcher_.accepting() && matcher_.finished(); }
     bool is_end_token(int32_t token) const;

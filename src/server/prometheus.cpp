@@ -209,6 +209,11 @@ void grammar_and_spec_families(std::string& out, Sources s) {
               [](const EngineMetrics& m) -> const Histogram& { return m.grammar_compile; });
     histogram(out, "tessera_grammar_mask_seconds", "Time to compute one token mask of a constrained choice.", s,
               [](const EngineMetrics& m) -> const Histogram& { return m.grammar_mask; });
+    counter(out, "tessera_jump_forward_draft_tokens_total",
+            "Tokens a grammar forced and the engine proposed as drafts (jump-forward decoding).", s,
+            [](const EngineMetrics& m) -> auto& { return m.jump_forward_drafted_tokens; });
+    counter(out, "tessera_jump_forward_tokens_total", "Grammar-forced draft tokens the model's sampling confirmed.", s,
+            [](const EngineMetrics& m) -> auto& { return m.jump_forward_tokens; });
     spec_counter(out, "tessera_spec_draft_tokens_total", "Speculative tokens drafted and verified.", s,
                  [](const EngineMetrics& m) -> auto& { return m.spec_drafted_tokens; });
     spec_counter(out, "tessera_spec_accepted_tokens_total", "Drafted tokens the target model accepted.", s,

@@ -122,6 +122,27 @@ TEST_F(EngineConstraintTest, JsonSchemaForEveryChoiceAndGreedyRepeats) {
     EXPECT_EQ(m.grammar_compile.count(), 3u);
 }
 
+TEST_F(EngineConstraintTest, JumpForwardKeepsGreedyOutputAndCountsForcedTokens) {
+    // Fixed keys: the grammar forces most of the output's bytes.
+    auto g = gbnf(R"(root ::= "{\"name_of_the_city\":\"" [A-Za-z ]+ "\",\"population_in_millions\":" [0-9]+ "}")");
+    const std::string prompt = "<|im_start|>user\nDescribe Paris as JSON.<|im_end|>\n<|im_start|>assistant\n";
+    Collected jumped = run(request(prompt, g, 48));
+    const uint64_t forced = engine_->metrics().jump_forward_tokens.load();
+    EXPECT_GT(forced, 5u) << "the fixed keys were not drafted";
+    EXPECT_LE(forced, engine_->metrics().jump_forward_drafted_tokens.load());
+
+    EngineOptions off{.threads = 2};
+    off.spec.max_forced = 0;
+    auto plain_engine = Engine::start(*model_, *tokenizer_, off);
+    ASSERT_TRUE(plain_engine.ok()) << plain_engine.error();
+    auto h = (*plain_engine)->submit(request(prompt, g, 48));
+    ASSERT_TRUE(h.ok()) << h.error();
+    Collected plain = collect(**h);
+    EXPECT_EQ(jumped.text[0], plain.text[0]) << "jump-forward must not change greedy output";
+    EXPECT_EQ(jumped.last[0].completion_tokens, plain.last[0].completion_tokens);
+    EXPECT_EQ((*plain_engine)->metrics().jump_forward_drafted_tokens.load(), 0u);
+}
+
 TEST_F(EngineConstraintTest, UnconstrainedRequestsComputeNoMask) {
     GenerationRequest r = request("Hello", nullptr, 4);
     Collected c = run(r);
