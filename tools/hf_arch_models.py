@@ -24,6 +24,7 @@ PROMPTS = [[1, 5, 9, 23, 42, 7, 3, 60, 25, 17, 33], [63, 0, 12, 12, 12, 8, 42], 
 # 8-10) and the betas give YaRN's ramp several dimensions (0 to 3 of 8).
 YARN = dict(factor=8.0, original_max_position_embeddings=4, beta_fast=0.5, beta_slow=0.05, mscale=1.0,
             mscale_all_dim=0.5, llama_4_scaling_beta=0.4)
+QUANTIZED = ("Q8_0",)  # weight types of the quantized goldens (gguf-py quantizes them)
 NOPE_INTERVAL = 4  # smollm3: layer 3 of 4 has no RoPE (llama.cpp fixes the interval at 4)
 
 # GGUF architecture of each model, and the transformers class that defines it.
@@ -100,6 +101,17 @@ def random_weights(arch: str, seed: int = 0) -> dict[str, np.ndarray]:
     return w
 
 
+def rounded_weights(w: dict[str, np.ndarray], wtype: str) -> dict[str, np.ndarray]:
+    """The weights as a wtype GGUF of write_gguf holds them: every matrix
+    quantized and dequantized again (row by row, so the Q/K permutation does
+    not change the rounding). Transformers runs on these for the quantized
+    goldens, so the test's difference is tessera's arithmetic, not the
+    weights' rounding."""
+    qtype = gguf.GGMLQuantizationType[wtype]
+    return {k: gguf.quants.dequantize(gguf.quants.quantize(v, qtype), qtype).reshape(v.shape) if v.ndim == 2 else v
+            for k, v in w.items()}
+
+
 def permute_for_normal_rope(w: np.ndarray, n_head: int) -> np.ndarray:
     """llama.cpp's converter reorders each head's Q/K rows of a rotate-half
     (Hugging Face) llama-family model so that adjacent pairs rotate together,
@@ -107,8 +119,9 @@ def permute_for_normal_rope(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_gguf(arch: str, w: dict[str, np.ndarray], path: str) -> None:
-    """The model as llama.cpp's converter writes it (F32): tensor names
+def write_gguf(arch: str, w: dict[str, np.ndarray], path: str, wtype: str = "F32") -> None:
+    """The model as llama.cpp's converter writes it (F32, or with its
+    matrices in wtype, a type gguf-py quantizes: Q8_0): tensor names
     (olmo2: post_attention_norm / post_ffw_norm and no pre-norms), Q/K
     permuted for smollm3 and mistral3, mistral3's YaRN and temperature keys.
     smollm3's NoPE interval is not written: no GGUF key carries it."""
@@ -139,8 +152,14 @@ def write_gguf(arch: str, w: dict[str, np.ndarray], path: str) -> None:
     g.add_bos_token_id(0)
     g.add_eos_token_id(VOCAB - 1)
 
+    qtype = gguf.GGMLQuantizationType[wtype]
+
     def put(name, value):
-        g.add_tensor(name, np.ascontiguousarray(value, dtype=np.float32))
+        value = np.ascontiguousarray(value, dtype=np.float32)
+        if value.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+            g.add_tensor(name, gguf.quants.quantize(value, qtype), raw_dtype=qtype)
+        else:
+            g.add_tensor(name, value)
 
     put("token_embd.weight", w["model.embed_tokens.weight"])
     for i in range(LAYERS):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Runs the tiny models of tools/hf_arch_models.py (olmo2, smollm3, mistral3)
 # through Hugging Face `transformers` (float64, eager attention) and stores
-# their logits on its prompts in tests/golden/arch/hf_logits.npz, together
+# their logits on its prompts in tests/golden/arch/hf_logits.npz (also on
+# the weights rounded to each QUANTIZED type), together
 # with the logits of each FEATURE_OFF variant (the same weights with one
 # distinctive feature switched off), which tests/e2e/test_arch_hf.py uses to
 # show the comparison is not vacuous. Needs torch and transformers (written
@@ -37,13 +38,16 @@ class PerHeadRMSNorm(torch.nn.Module):
         return h.reshape(shape) * self.weight
 
 
-def build(arch: str, off: str | None):
+def build(arch: str, off: str | None, wtype: str = "F32"):
     model_class = ha.ARCHS[arch][1]
     config_class = getattr(transformers, model_class.replace("ForCausalLM", "Config"))
     config = config_class(**ha.hf_config(arch, off))
     config._attn_implementation = "eager"
     model = getattr(transformers, model_class)(config).double().eval()
-    state = {k: torch.from_numpy(v.astype(np.float64)) for k, v in ha.random_weights(arch).items()}
+    weights = ha.random_weights(arch)
+    if wtype != "F32":
+        weights = ha.rounded_weights(weights, wtype)
+    state = {k: torch.from_numpy(v.astype(np.float64)) for k, v in weights.items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [k for k in missing if "rotary_emb" not in k]
     if missing or unexpected:
@@ -55,8 +59,8 @@ def build(arch: str, off: str | None):
     return model
 
 
-def logits_of(arch: str, off: str | None = None) -> list[np.ndarray]:
-    model = build(arch, off)
+def logits_of(arch: str, off: str | None = None, wtype: str = "F32") -> list[np.ndarray]:
+    model = build(arch, off, wtype)
     with torch.no_grad():
         return [model(torch.tensor([p])).logits[0].numpy() for p in ha.PROMPTS]
 
@@ -70,6 +74,9 @@ def main(argv: list[str]) -> int:
     for arch in ha.ARCHS:
         for i, logits in enumerate(logits_of(arch)):
             out[f"{arch}/{i}"] = logits.astype(np.float32)
+        for wtype in ha.QUANTIZED:
+            for i, logits in enumerate(logits_of(arch, wtype=wtype)):
+                out[f"{arch}/{wtype}/{i}"] = logits.astype(np.float32)
     for off, (arch, _) in ha.FEATURE_OFF.items():
         for i, logits in enumerate(logits_of(arch, off)):
             out[f"{off}/{i}"] = logits.astype(np.float32)
