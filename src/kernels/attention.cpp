@@ -70,8 +70,15 @@ void load_k_head(const PagedKv& kv, int64_t slot, int kv_head, int hd, float* ds
     dequantize_row(kv.k_type, row, dst, hd);
 }
 
-void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int kv_head,
-                    int64_t n_ctx, float* out) {
+// A row's softmax denominator: its sum l of exp(score - m), plus
+// exp(sink - m) when the shape has attention sinks.
+float denominator(const AttentionShape& s, int head, float l, float m) {
+    return s.sinks ? l + std::exp(s.sinks[head] - m) : l;
+}
+
+void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx,
+                    float* out) {
+    const int kv_head = head / (s.n_head / s.n_head_kv);
     const int hd = s.head_dim;
     float running_max = kNegInf;
     float running_sum = 0.0f;
@@ -105,6 +112,7 @@ void attend_kv_head(const AttentionShape& s, const PagedKv& kv, const float* q, 
         }
         running_max = new_max;
     }
+    running_sum = denominator(s, head, running_sum, running_max);
     const float inv = running_sum > 0.0f ? 1.0f / running_sum : 0.0f;
     for (int d = 0; d < hd; ++d) out[d] *= inv;
 }
@@ -150,20 +158,24 @@ void attend_range_scalar(const AttentionShape& s, const PagedKv& kv, const AttnR
     }
 }
 
-// out row = acc / l for a piece that covers its rows' whole context.
-void finalize_piece(const AttnRange& r, int head_dim, float* out_base, int64_t out_stride) {
+// out row = acc / l for a piece that covers its rows' whole context. A
+// row's query head is r.kv_head * r.group + hg.
+void finalize_piece(const AttentionShape& s, const AttnRange& r, float* out_base, int64_t out_stride) {
+    const int head_dim = s.head_dim;
     const int per_tok = r.n_kv_heads * r.group;  // rows of a token: its q (and out) row in order
     for (int row = 0; row < r.n_tok * per_tok; ++row) {
         const int i = row / per_tok, hg = row % per_tok;
         float* out = out_base + i * out_stride + hg * head_dim;
-        const float inv = r.l[row] > 0.0f ? 1.0f / r.l[row] : 0.0f;
+        const float l = denominator(s, r.kv_head * r.group + hg, r.l[row], r.m[row]);
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
         const float* acc = r.acc + static_cast<int64_t>(row) * head_dim;
         for (int d = 0; d < head_dim; ++d) out[d] = acc[d] * inv;
     }
 }
 
 // Combines the partial softmax sums of pieces [first, last) of one item.
-void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base, int64_t out_stride) {
+void merge_pieces(const AttentionShape& s, const AttnRange* pieces, int n, float* out_base, int64_t out_stride) {
+    const int head_dim = s.head_dim;
     const AttnRange& r0 = pieces[0];
     const int per_tok = r0.n_kv_heads * r0.group;
     for (int row = 0; row < r0.n_tok * per_tok; ++row) {
@@ -180,6 +192,7 @@ void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base,
             const float* acc = pieces[p].acc + static_cast<int64_t>(row) * head_dim;
             for (int d = 0; d < head_dim; ++d) out[d] += w * acc[d];
         }
+        l = denominator(s, r0.kv_head * r0.group + hg, l, m);
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
         for (int d = 0; d < head_dim; ++d) out[d] *= inv;
     }
@@ -189,7 +202,7 @@ void merge_pieces(const AttnRange* pieces, int n, int head_dim, float* out_base,
 
 void attend_head(const AttentionShape& s, const PagedKv& kv, const float* q, int head, int64_t n_ctx, float* out) {
     TS_CHECK(s.head_dim <= kMaxHeadDim && kv.block_size <= 256);
-    attend_kv_head(s, kv, q, head / (s.n_head / s.n_head_kv), n_ctx, out);
+    attend_kv_head(s, kv, q, head, n_ctx, out);
 }
 
 AttendRangeFn find_attend_range(SimdLevel level, int head_dim, GgmlType k_type, GgmlType v_type) {
@@ -278,7 +291,7 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
             PagedKv kv = kv_pools;
             kv.block_table = seqs[info[p].seq].block_table;
             kernel(s, kv, pieces[p]);
-            if (info[p].split_item < 0) finalize_piece(pieces[p], hd, out + info[p].out_offset, q_dim);
+            if (info[p].split_item < 0) finalize_piece(s, pieces[p], out + info[p].out_offset, q_dim);
         }
     };
     if (pieces.size() == 1 || pool.size() == 1) {
@@ -290,7 +303,7 @@ void attention_batch(const AttentionShape& s, const PagedKv& kv_pools, const std
         size_t e = p + 1;
         if (info[p].split_item >= 0) {
             while (e < pieces.size() && info[e].split_item == info[p].split_item) ++e;
-            merge_pieces(&pieces[p], static_cast<int>(e - p), hd, out + info[p].out_offset, q_dim);
+            merge_pieces(s, &pieces[p], static_cast<int>(e - p), out + info[p].out_offset, q_dim);
         }
         p = e;
     }

@@ -41,6 +41,10 @@ struct AttentionShape {
     // Attention logit soft-capping (gemma2): score = softcap * tanh(score /
     // softcap), applied after `scale`; 0 = off.
     float softcap = 0.0f;
+    // Attention sinks (gpt-oss): one learned logit per query head that joins
+    // the softmax's denominator but adds no value, [n_head]; null = none.
+    // Applied where each row's sum is final, so every range kernel runs.
+    const float* sinks = nullptr;
     // The range kernels ignore `window` (attention_batch plans pieces inside
     // the windows); only the scalar one implements `softcap`, so soft-capped
     // shapes run it (correct, slower; SIMD soft-capping is a later step).

@@ -8,6 +8,10 @@
 //  - arch_moe.cpp: qwen3moe, olmoe, granitemoe and mixtral (llama with experts): llama's
 //    layer with routed experts (model/moe_ffn.h) in place of the dense FFN.
 //  - arch_qwen2moe.cpp: qwen2moe: the same plus its gated shared expert.
+//  - arch_olmo2.cpp: olmo2: no norms before attention and FFN, RMSNorm after
+//    each (before the residual add), QK-norm over the whole projections.
+// smollm3 (every 4th layer without RoPE) and mistral3 (YaRN, query
+// temperature) run llama's layer: their differences are config options.
 // Embedding scaling and final soft-capping are in Model::forward_batch.
 #pragma once
 
@@ -21,6 +25,7 @@ void llama_layer(ForwardPass& p, int layer);
 void gemma_layer(ForwardPass& p, int layer);
 void moe_layer(ForwardPass& p, int layer);
 void qwen2moe_layer(ForwardPass& p, int layer);
+void olmo2_layer(ForwardPass& p, int layer);
 
 inline LayerGraph layer_graph(const ModelConfig& c) {
     switch (c.kind) {
@@ -33,7 +38,11 @@ inline LayerGraph layer_graph(const ModelConfig& c) {
         case ArchKind::Olmoe:
         case ArchKind::GraniteMoe:
             return moe_layer;
+        case ArchKind::Olmo2:
+            return olmo2_layer;
         case ArchKind::Granite:
+        case ArchKind::SmolLM3:
+        case ArchKind::Mistral3:
             return llama_layer;
         case ArchKind::Llama:
             return c.is_moe() ? moe_layer : llama_layer;

@@ -17,7 +17,7 @@ void gemma_layer(ForwardPass& p, int layer) {
     const bool local = c.is_local_layer(layer);
     const bool own_rope = local && c.kind == ArchKind::Gemma3;
     norm_rows(p, w.attn_norm, ws.x.data(), ws.h.data());
-    attention_block(p, layer, own_rope ? c.rope_local : c.rope, own_rope ? ws.rope_local : ws.rope,
+    attention_block(p, layer, own_rope ? &c.rope_local : &c.rope, own_rope ? ws.rope_local : ws.rope,
                     local ? c.sliding_window : 0);
     norm_rows(p, w.post_attn_norm, ws.proj.data(), ws.proj.data());
     add_residual(p);

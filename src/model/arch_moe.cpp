@@ -14,7 +14,7 @@ void moe_layer(ForwardPass& p, int layer) {
     const LayerWeights& w = p.weights.layers[layer];
     ForwardWorkspace& ws = p.ws;
     norm_rows(p, w.attn_norm, ws.x.data(), ws.h.data());
-    attention_block(p, layer, p.c.rope, ws.rope, 0);
+    attention_block(p, layer, &p.c.rope, ws.rope, 0);
     add_residual(p);
     norm_rows(p, w.ffn_norm, ws.x.data(), ws.h.data());
     moe_ffn_block(p, layer);

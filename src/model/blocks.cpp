@@ -3,6 +3,9 @@
 // one every architecture shares; options only add steps.
 #include "model/blocks.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/activations.h"
 #include "kernels/rmsnorm.h"
 #include "tensor/quant.h"
@@ -29,7 +32,15 @@ void add_residual(ForwardPass& p) {
     });
 }
 
-void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const std::vector<RopeTable>& angles,
+void copy_residual(ForwardPass& p) {
+    const int64_t d = p.c.n_embd;
+    ForwardWorkspace& ws = p.ws;
+    for_token_ranges(p.pool, p.n, [&](int, int64_t begin, int64_t end) {
+        std::copy(ws.x.data() + begin * d, ws.x.data() + end * d, ws.h.data() + begin * d);
+    });
+}
+
+void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const std::vector<RopeTable>& angles,
                      int64_t window) {
     const ModelConfig& c = p.c;
     const LayerWeights& w = p.weights.layers[layer];
@@ -64,8 +75,14 @@ void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const st
                 rmsnorm(k, w.k_norm, k, c.n_head_kv, c.head_dim, c.norm_eps);
             }
             const int64_t pos = p.batch.position(t);
-            rope_apply(rope, table_t, q, c.n_head, c.head_dim);
-            rope_apply(rope, table_t, k, c.n_head_kv, c.head_dim);
+            if (rope) {
+                rope_apply(*rope, table_t, q, c.n_head, c.head_dim);
+                rope_apply(*rope, table_t, k, c.n_head_kv, c.head_dim);
+            }
+            if (c.attn_temp_scale > 0) {  // mistral3: sharper attention far into a long context
+                const float temp = 1.0f + c.attn_temp_scale * std::log1p(static_cast<float>(pos / c.attn_temp_length));
+                for (int64_t i = 0; i < c.q_dim(); ++i) q[i] *= temp;
+            }
             const int32_t* table = p.batch.seqs[p.batch.seq_of[t]].block_table;
             // Tokens write distinct slots (distinct bytes of a shared K block).
             const int64_t slot = table[pos / bs] + pos % bs;

@@ -22,11 +22,16 @@ void add_residual(ForwardPass& p);
 // Self-attention of one layer: Q/K/V projections of ws.h (+ bias when the
 // layer has one, + RMSNorm of Q and K when it has q_norm/k_norm: per head, or
 // over the whole projections with config.qk_norm_full),
-// RoPE `rope` with `angles` (its table for each batch token), K/V appended to the cache,
-// causal attention (the last `window` positions only when window > 0, logits
-// soft-capped by config.attn_softcap), output projection into ws.proj.
-void attention_block(ForwardPass& p, int layer, const RopeParams& rope, const std::vector<RopeTable>& angles,
+// RoPE `rope` with `angles` (its table for each batch token; no RoPE when
+// rope is null: smollm3's nope layers), the query temperature of
+// config.attn_temp_scale, K/V appended to the cache, causal attention (the
+// last `window` positions only when window > 0, logits soft-capped by
+// config.attn_softcap), output projection into ws.proj.
+void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const std::vector<RopeTable>& angles,
                      int64_t window);
+
+// ws.h = ws.x: the input of a block that has no norm before it (olmo2).
+void copy_residual(ForwardPass& p);
 
 enum class GateActivation { Silu, GeluTanh };
 

@@ -22,7 +22,8 @@ Status read_positive(const GgufFile& f, const std::string& key, int32_t& out) {
 
 Status read_rope(const GgufFile& f, const std::string& a, ModelConfig& c) {
     // llama.cpp's converters permute llama's and granite's Q/K for adjacent-pair RoPE.
-    c.rope.style = (a == "llama" || a == "granite" || a == "granitemoe") ? RopeStyle::Normal : RopeStyle::Neox;
+    const bool permuted = a == "llama" || a == "granite" || a == "granitemoe" || a == "smollm3" || a == "mistral3";
+    c.rope.style = permuted ? RopeStyle::Normal : RopeStyle::Neox;
     auto n_rot = f.get_uint_or(a + ".rope.dimension_count", static_cast<uint64_t>(c.head_dim));
     if (!n_rot) return n_rot.status();
     if (*n_rot == 0 || *n_rot > static_cast<uint64_t>(c.head_dim) || *n_rot % 2 != 0) {
@@ -56,6 +57,16 @@ Status read_rope(const GgufFile& f, const std::string& a, ModelConfig& c) {
         auto attn = f.get_float_or(a + ".rope.scaling.attn_factor", 1.0);
         if (!attn) return attn.status();
         c.rope.attn_factor = static_cast<float>(*attn);
+        const struct {
+            const char* key;
+            float& out;
+        } betas[] = {{".rope.scaling.yarn_beta_fast", c.rope.beta_fast}, {".rope.scaling.yarn_beta_slow", c.rope.beta_slow}};
+        for (const auto& b : betas) {
+            auto v = f.get_float_or(a + b.key, b.out);
+            if (!v) return v.status();
+            if (!(*v > 0.0) || !std::isfinite(*v)) return Status::error("metadata '" + a + b.key + "' must be > 0");
+            b.out = static_cast<float>(*v);
+        }
     }
     return Status();
 }
@@ -72,9 +83,12 @@ Expected<ArchKind> arch_kind(const std::string& arch) {
     if (arch == "olmoe") return ArchKind::Olmoe;
     if (arch == "granite") return ArchKind::Granite;
     if (arch == "granitemoe") return ArchKind::GraniteMoe;
+    if (arch == "olmo2") return ArchKind::Olmo2;
+    if (arch == "smollm3") return ArchKind::SmolLM3;
+    if (arch == "mistral3") return ArchKind::Mistral3;
     return Status::error("unsupported architecture '" + arch +
                          "' (supported: llama (and mixtral-style llama MoE), qwen2, qwen3, gemma2, gemma3, phi3, "
-                         "qwen2moe, qwen3moe, olmoe, granite, granitemoe)");
+                         "qwen2moe, qwen3moe, olmoe, granite, granitemoe, olmo2, smollm3, mistral3)");
 }
 
 Status read_float_or(const GgufFile& f, const std::string& key, double dflt, float& out) {
@@ -175,6 +189,29 @@ Status read_granite(const GgufFile& f, const std::string& a, ModelConfig& c) {
     return Status();
 }
 
+// mistral3 (Ministral 3): YaRN whose magnitude follows Hugging Face's
+// get_mscale(factor, 1) / get_mscale(factor, mscale_all_dim), with
+// mscale_all_dim in rope.scaling.yarn_log_multiplier (as llama.cpp's converter
+// writes it; RopeParams multiplies by get_mscale(factor, 1) itself), and the
+// optional query temperature of attention.temperature_scale over windows of
+// the original context length. Its MoE variant is not implemented.
+Status read_mistral3(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    if (f.find(a + ".expert_count")) return Status::error("mistral3 with experts is not supported");
+    auto log_mul = f.get_float_or(a + ".rope.scaling.yarn_log_multiplier", 0.0);
+    if (!log_mul) return log_mul.status();
+    if (!std::isfinite(*log_mul) || *log_mul < 0) return Status::error("rope.scaling.yarn_log_multiplier must be >= 0");
+    if (*log_mul > 0 && c.rope.ext_factor > 0) {
+        const double ln_factor = std::log(1.0 / c.rope.freq_scale);
+        c.rope.attn_factor = static_cast<float>(1.0 / (1.0 + 0.1 * *log_mul * ln_factor));
+    }
+    TS_RETURN_IF_ERROR(read_float_or(f, a + ".attention.temperature_scale", 0.0, c.attn_temp_scale));
+    if (c.attn_temp_scale > 0) {
+        if (c.rope.n_ctx_orig <= 0) return Status::error("attention.temperature_scale needs an original context length");
+        c.attn_temp_length = c.rope.n_ctx_orig;
+    }
+    return Status();
+}
+
 }  // namespace
 
 Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
@@ -186,7 +223,7 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     const std::string& a = c.arch;
     c.qkv_bias = c.kind == ArchKind::Qwen2 || c.kind == ArchKind::Qwen2Moe;
     c.qk_norm = c.kind == ArchKind::Qwen3 || c.kind == ArchKind::Gemma3 || c.kind == ArchKind::Qwen3Moe;
-    c.qk_norm_full = c.kind == ArchKind::Olmoe;
+    c.qk_norm_full = c.kind == ArchKind::Olmoe || c.kind == ArchKind::Olmo2;
     TS_RETURN_IF_ERROR(read_positive(f, a + ".embedding_length", c.n_embd));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".block_count", c.n_layer));
     TS_RETURN_IF_ERROR(read_positive(f, a + ".feed_forward_length", c.n_ff));
@@ -224,6 +261,15 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     if (c.is_gemma()) TS_RETURN_IF_ERROR(read_gemma(f, a, c));
     if (c.is_gemma()) c.embedding_scale = std::sqrt(static_cast<float>(c.n_embd));
     if (c.kind == ArchKind::Granite || c.kind == ArchKind::GraniteMoe) TS_RETURN_IF_ERROR(read_granite(f, a, c));
+    if (c.kind == ArchKind::Mistral3) TS_RETURN_IF_ERROR(read_mistral3(f, a, c));
+    if (c.kind == ArchKind::SmolLM3) c.nope_period = 4;  // llama.cpp's fixed value; no GGUF key carries it
+    // olmo2 files with a sliding window are Olmo 3 (local layers, their own
+    // RoPE): not implemented, so refused rather than run wrong.
+    if (c.kind == ArchKind::Olmo2) {
+        auto window = f.get_uint_or(a + ".attention.sliding_window", 0);
+        if (!window) return window.status();
+        if (*window > 0) return Status::error("olmo2 with attention.sliding_window (Olmo 3) is not supported yet");
+    }
     // A llama file with experts is mixtral-style (llama.cpp reads it so too).
     auto llama_experts = f.get_uint_or(a + ".expert_count", 0);
     if (!llama_experts) return llama_experts.status();
@@ -274,6 +320,11 @@ std::string ModelConfig::describe() const {
         if (n_ff_shexp > 0) line("shared_expert", "ffn " + std::to_string(n_ff_shexp) + " (sigmoid gate)");
     }
     line("attention_scale", std::to_string(attn_scale));
+    if (nope_period > 0) line("nope_layers", "every " + std::to_string(nope_period) + "th layer without RoPE");
+    if (attn_temp_scale > 0) {
+        line("attention_temperature", std::to_string(attn_temp_scale) + " per " + std::to_string(attn_temp_length) +
+                                          " positions");
+    }
     if (sliding_window > 0) {
         line("sliding_window", std::to_string(sliding_window) + " (one global layer in every " +
                                    std::to_string(swa_period) + ")");

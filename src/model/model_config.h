@@ -14,11 +14,13 @@ namespace tessera {
 
 // The forward graph a model runs (model/arch_*.cpp, one file per family).
 // llama with expert_count > 0 (mixtral) stays Llama: is_moe() tells them apart.
-enum class ArchKind { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe, Granite, GraniteMoe };
+enum class ArchKind {
+    Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe, Granite, GraniteMoe, Olmo2, SmolLM3, Mistral3
+};
 
 struct ModelConfig {
     std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "olmoe",
-                       // "granite", "granitemoe"
+                       // "granite", "granitemoe", "olmo2", "smollm3", "mistral3"
     ArchKind kind = ArchKind::Llama;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -31,9 +33,17 @@ struct ModelConfig {
     float norm_eps = 1e-5f;
     bool qkv_bias = false;  // qwen2
     bool qk_norm = false;   // per-head RMSNorm of Q and K before RoPE: qwen3, gemma3, qwen3moe
-    bool qk_norm_full = false;  // RMSNorm of the whole Q and K projections instead (olmoe)
+    bool qk_norm_full = false;  // RMSNorm of the whole Q and K projections instead (olmoe, olmo2)
     RopeParams rope;        // freq_factors filled from the rope_freqs tensor if present
     float attn_scale = 0;   // query scale, 1/sqrt(head_dim) unless the architecture says otherwise
+    // Layers without RoPE (smollm3): every nope_period-th layer (0 = none).
+    // GGUF has no key for it: llama.cpp fixes smollm3's period at 4.
+    int32_t nope_period = 0;
+    // Query temperature (mistral3, Llama 4's scaling): after RoPE, the query
+    // of position pos is multiplied by 1 + attn_temp_scale * ln(1 +
+    // floor(pos / attn_temp_length)). 0 = off.
+    float attn_temp_scale = 0;
+    int32_t attn_temp_length = 0;
     // Multipliers (1 = none): embeddings times embedding_scale (gemma:
     // sqrt(n_embd); granite: its key), each residual branch times
     // residual_scale and the logits divided by logit_scale (granite).
@@ -65,6 +75,7 @@ struct ModelConfig {
     bool is_gemma() const { return kind == ArchKind::Gemma2 || kind == ArchKind::Gemma3; }
     // A sliding-window ("local") layer: gemma2 layers 0, 2, 4...; gemma3
     // every layer but 5, 11, 17...
+    bool is_nope_layer(int layer) const { return nope_period > 0 && (layer + 1) % nope_period == 0; }
     bool is_local_layer(int layer) const {
         return swa_period > 0 && sliding_window > 0 && (layer + 1) % swa_period != 0;
     }

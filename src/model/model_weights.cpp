@@ -98,7 +98,8 @@ Status bind_experts(const GgufFile& f, const ModelConfig& c, int l, ExpertWeight
 }
 
 Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& w) {
-    TS_ASSIGN_OR_RETURN(w.attn_norm, vector_f32(f, layer_name(l, "attn_norm.weight"), c.n_embd));
+    const bool pre_norms = c.kind != ArchKind::Olmo2;  // olmo2 has post-norms only
+    if (pre_norms) TS_ASSIGN_OR_RETURN(w.attn_norm, vector_f32(f, layer_name(l, "attn_norm.weight"), c.n_embd));
     if (f.find_tensor(layer_name(l, "attn_qkv.weight"))) {
         WeightMatrix qkv;
         TS_ASSIGN_OR_RETURN(qkv, matrix(f, layer_name(l, "attn_qkv.weight"), c.n_embd, c.q_dim() + 2 * c.kv_dim()));
@@ -115,7 +116,7 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.bk, vector_f32(f, layer_name(l, "attn_k.bias"), c.kv_dim()));
         TS_ASSIGN_OR_RETURN(w.bv, vector_f32(f, layer_name(l, "attn_v.bias"), c.kv_dim()));
     }
-    if (c.qk_norm_full) {  // olmoe: one norm over the whole Q (K) projection
+    if (c.qk_norm_full) {  // olmoe, olmo2: one norm over the whole Q (K) projection
         TS_ASSIGN_OR_RETURN(w.q_norm, vector_f32(f, layer_name(l, "attn_q_norm.weight"), c.q_dim()));
         TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.kv_dim()));
     } else if (c.qk_norm) {
@@ -123,7 +124,7 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.head_dim));
     }
     TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
-    TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
+    if (pre_norms) TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
     if (c.is_moe()) {
         TS_RETURN_IF_ERROR(bind_experts(f, c, l, w.moe));
     } else if (c.kind == ArchKind::Phi3) {  // gate rows first, then up (Phi3MLP's gate_up_proj)
@@ -136,7 +137,7 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.w_up, matrix(f, layer_name(l, "ffn_up.weight"), c.n_embd, c.n_ff));
     }
     if (!c.is_moe()) TS_ASSIGN_OR_RETURN(w.w_down, matrix(f, layer_name(l, "ffn_down.weight"), c.n_ff, c.n_embd));
-    if (c.is_gemma()) {  // norms after attention and after the FFN, before each residual add
+    if (c.is_gemma() || c.kind == ArchKind::Olmo2) {  // norms after attention and after the FFN, before each residual add
         TS_ASSIGN_OR_RETURN(w.post_attn_norm, vector_f32(f, layer_name(l, "post_attention_norm.weight"), c.n_embd));
         TS_ASSIGN_OR_RETURN(w.post_ffn_norm, vector_f32(f, layer_name(l, "post_ffw_norm.weight"), c.n_embd));
     }

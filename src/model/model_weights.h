@@ -28,7 +28,7 @@ struct ExpertWeights {
 // phi3 stores Q/K/V as one attn_qkv matrix and gate/up as one ffn_up matrix
 // of 2 * n_ff rows; wq/wk/wv and w_gate/w_up are then row ranges of those.
 struct LayerWeights {
-    const float* attn_norm = nullptr;  // [n_embd]
+    const float* attn_norm = nullptr;  // [n_embd] (null for olmo2: post-norms only)
     WeightMatrix wq, wk, wv;           // [q_dim|kv_dim rows, n_embd cols]
     const float* bq = nullptr;         // [q_dim] (qwen2) or null
     const float* bk = nullptr;         // [kv_dim]
@@ -36,12 +36,12 @@ struct LayerWeights {
     const float* q_norm = nullptr;     // [head_dim] (qk_norm) or null
     const float* k_norm = nullptr;     // [head_dim]
     WeightMatrix wo;                   // [n_embd rows, q_dim cols]
-    const float* post_attn_norm = nullptr;  // [n_embd] (gemma) or null
-    const float* ffn_norm = nullptr;   // [n_embd]
+    const float* post_attn_norm = nullptr;  // [n_embd] (gemma, olmo2) or null
+    const float* ffn_norm = nullptr;   // [n_embd] (null for olmo2)
     WeightMatrix w_gate, w_up;         // [n_ff rows, n_embd cols] (dense FFN only)
     WeightMatrix w_down;               // [n_embd rows, n_ff cols]
     ExpertWeights moe;                 // MoE FFN only
-    const float* post_ffn_norm = nullptr;  // [n_embd] (gemma) or null
+    const float* post_ffn_norm = nullptr;  // [n_embd] (gemma, olmo2) or null
 };
 
 struct ModelWeights {

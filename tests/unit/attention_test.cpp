@@ -6,8 +6,8 @@
 // block sizes that are and are not multiples of the vector width (K is read
 // keys in lanes, a vector of keys at a time, invalid lanes masked); a
 // prefill row bit-identical to the same token alone or in another run, and
-// a last run read from the upper half of a block; sliding windows and
-// soft-capped scores against a brute-force softmax.
+// a last run read from the upper half of a block; sliding windows,
+// soft-capped scores and attention sinks against a brute-force softmax.
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -344,9 +344,10 @@ TEST(AttentionTest, LastRunInAnUpperHalfBlockMatchesAWholeBlock) {
     }
 }
 
-TEST(AttentionTest, SlidingWindowAndSoftcapMatchBruteForce) {
+TEST(AttentionTest, SlidingWindowSoftcapAndSinksMatchBruteForce) {
     // Gemma's options: a query at position p sees positions > p - window, and
-    // scores may be soft-capped (the scalar kernel) or not (the SIMD ones). A
+    // scores may be soft-capped (the scalar kernel) or not (the SIMD ones);
+    // gpt-oss's per-head sink logits join each softmax's denominator. A
     // ragged batch (a prefill run crossing the 512-position split, a decode
     // token, a short run) on 3 threads, against softmax written out in double
     // over the same F32 keys and values; also attend_head (the scalar
@@ -363,10 +364,15 @@ TEST(AttentionTest, SlidingWindowAndSoftcapMatchBruteForce) {
         for (int d = 0; d < kv_dim; ++d) keys[s * kv_dim + d] = nd(same);
         for (int d = 0; d < kv_dim; ++d) values[s * kv_dim + d] = nd(same);
     }
-    for (const float softcap : {2.0f, 0.0f}) {
+    // Sinks around the scores' range: one far above (that head's output shrinks
+    // towards 0), one far below (no effect), two in between.
+    const std::vector<float> sinks = {8.0f, -30.0f, 0.5f, 2.0f};
+    for (const auto& [softcap, with_sinks] : {std::pair{2.0f, false}, std::pair{0.0f, false}, std::pair{2.0f, true},
+                                              std::pair{0.0f, true}}) {
         AttentionShape shape{n_head, n_kv, hd, 0.3f};
         shape.window = 37;
         shape.softcap = softcap;
+        shape.sinks = with_sinks ? sinks.data() : nullptr;
         // All three sequences share the block table: each reads positions of its own.
         const std::vector<AttnSeq> seqs = {AttnSeq{table.data(), 500, 0, 20}, AttnSeq{table.data(), 700, 20, 1},
                                            AttnSeq{table.data(), 3, 21, 6}};
@@ -392,6 +398,7 @@ TEST(AttentionTest, SlidingWindowAndSoftcapMatchBruteForce) {
                     const double mx = *std::max_element(sc.begin(), sc.end());
                     double sum = 0;
                     for (double& x : sc) sum += (x = std::exp(x - mx));
+                    if (with_sinks) sum += std::exp(sinks[h] - mx);
                     for (int d = 0; d < hd; ++d) {
                         double want = 0;
                         for (int64_t j = first; j <= pos; ++j) {
@@ -399,7 +406,7 @@ TEST(AttentionTest, SlidingWindowAndSoftcapMatchBruteForce) {
                         }
                         want /= sum;
                         ASSERT_NEAR(out[t * q_dim + h * hd + d], want, 1e-5)
-                            << "pos " << pos << " head " << h << " softcap " << softcap;
+                            << "pos " << pos << " head " << h << " softcap " << softcap << " sinks " << with_sinks;
                     }
                 }
             }

@@ -1,10 +1,12 @@
 // ModelConfig for the architectures beyond llama: which keys qwen3, gemma2,
 // gemma3 and phi3 read, their defaults (gemma2's window, the layer patterns,
-// gemma3's local RoPE base, the 27B query scale), and the files refused with
-// a message (unknown architecture, gemma3 without a window, LongRoPE).
+// gemma3's local RoPE base, the 27B query scale), olmo2's, smollm3's and
+// mistral3's options, and the files refused with a message (unknown
+// architecture, gemma3 without a window, LongRoPE, Olmo 3's window, mistral3
+// with experts, a temperature without an original context).
 // Only metadata and token_embd are needed for a config, so no weights here;
 // the forward passes are checked against a reference in
-// tests/e2e/test_arch_coverage.py.
+// tests/e2e/test_arch_coverage.py and tests/e2e/test_arch_hf.py.
 #include "model/model_config.h"
 
 #include <gtest/gtest.h>
@@ -130,6 +132,90 @@ TEST(ModelConfigArch, Phi3LongRopeIsRefusedByName) {
     auto weights = ModelWeights::bind(*file, *c);
     ASSERT_FALSE(weights.ok());
     EXPECT_NE(weights.error().find("LongRoPE"), std::string::npos) << weights.error();
+}
+
+TEST(ModelConfigArch, Olmo2NormsWholeQkProjectionsWithNeoxRope) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("olmo2"), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::Olmo2);
+    EXPECT_TRUE(c->qk_norm_full);
+    EXPECT_EQ(c->rope.style, RopeStyle::Neox);
+}
+
+TEST(ModelConfigArch, Olmo2WithASlidingWindowIsRefused) {
+    GgufWriter w = small_model("olmo2");
+    w.add_uint32("olmo2.attention.sliding_window", 4096);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("sliding_window"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, SmolLM3SkipsRopeOnEveryFourthLayer) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("smollm3", 8), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->rope.style, RopeStyle::Normal);
+    std::vector<int> nope;
+    for (int l = 0; l < c->n_layer; ++l) {
+        if (c->is_nope_layer(l)) nope.push_back(l);
+    }
+    EXPECT_EQ(nope, (std::vector<int>{3, 7}));
+}
+
+TEST(ModelConfigArch, LlamaHasRopeOnEveryLayer) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(small_model("llama", 8), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    for (int l = 0; l < c->n_layer; ++l) EXPECT_FALSE(c->is_nope_layer(l)) << l;
+    EXPECT_EQ(c->attn_temp_scale, 0.0f);
+}
+
+GgufWriter mistral3_model() {
+    GgufWriter w = small_model("mistral3");
+    w.add_string("mistral3.rope.scaling.type", "yarn");
+    w.add_float32("mistral3.rope.scaling.factor", 16.0f);
+    w.add_uint32("mistral3.rope.scaling.original_context_length", 16384);
+    w.add_float32("mistral3.rope.scaling.yarn_beta_fast", 4.0f);
+    w.add_float32("mistral3.rope.scaling.yarn_beta_slow", 0.5f);
+    w.add_float32("mistral3.rope.scaling.yarn_log_multiplier", 1.0f);
+    w.add_float32("mistral3.attention.temperature_scale", 0.1f);
+    return w;
+}
+
+TEST(ModelConfigArch, Mistral3ReadsYarnAndQueryTemperature) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(mistral3_model(), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::Mistral3);
+    EXPECT_EQ(c->rope.style, RopeStyle::Normal);
+    EXPECT_FLOAT_EQ(c->rope.freq_scale, 1.0f / 16.0f);
+    EXPECT_FLOAT_EQ(c->rope.beta_fast, 4.0f);
+    EXPECT_FLOAT_EQ(c->rope.beta_slow, 0.5f);
+    // mscale_all_dim = 1 cancels YaRN's magnitude: attn_factor * (1 + 0.1 ln 16) = 1.
+    EXPECT_NEAR(c->rope.attn_factor * (1.0f + 0.1f * std::log(16.0f)), 1.0f, 1e-6f);
+    EXPECT_FLOAT_EQ(c->attn_temp_scale, 0.1f);
+    EXPECT_EQ(c->attn_temp_length, 16384);
+}
+
+TEST(ModelConfigArch, Mistral3WithExpertsIsRefused) {
+    GgufWriter w = mistral3_model();
+    w.add_uint32("mistral3.expert_count", 8);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("experts"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, Mistral3TemperatureWithoutOriginalContextIsRefused) {
+    GgufWriter w = small_model("mistral3");
+    w.add_uint32("mistral3.rope.scaling.original_context_length", 0);
+    w.add_float32("mistral3.attention.temperature_scale", 0.1f);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("temperature_scale"), std::string::npos) << c.error();
 }
 
 }  // namespace
