@@ -25,7 +25,8 @@ namespace {
 
 const GgmlType kWeightTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0,
                                  GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                                 GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+                                 GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 std::vector<SimdLevel> runnable_levels() {
     std::vector<SimdLevel> levels;
@@ -204,7 +205,7 @@ TEST(DotKernelsTest, KQuantExtremesStayExact) {
         std::vector<uint8_t> w(*ggml_row_bytes(t, n), 0xFF);
         const size_t block_bytes = w.size() / 2;
         for (int b = 0; b < 2; ++b) {
-            for (size_t field : test::k_quant_f16_fields(t)) {
+            for (size_t field : test::block_f16_fields(t)) {
                 const uint16_t h = fp32_to_fp16(0.5f);
                 std::memcpy(w.data() + b * block_bytes + field, &h, sizeof h);
             }
