@@ -67,12 +67,22 @@ inline __m256i two_bits32(__m256i qs, int j) {
     return _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), _mm256_set1_epi8(3));
 }
 
-// Lanes 0-3 = byte 2c of scales16, lanes 4-7 = byte 2c + 1, sign-extended:
-// the scales of the two 16-element groups of 32-element chunk c.
-inline __m256i group_scales(__m128i scales16, int c) {
-    const __m128i pick = _mm_add_epi8(_mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+// int16 lanes 0-7 = byte 2c of scales16, lanes 8-15 = byte 2c + 1,
+// sign-extended: the scales of the two 16-element groups of 32-element
+// chunk c, in the order maddubs leaves their pair sums.
+inline __m256i group_scales16(__m128i scales16, int c) {
+    const __m128i pick = _mm_add_epi8(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
                                       _mm_set1_epi8(static_cast<char>(2 * c)));
-    return _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales16, pick));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales16, pick));
+}
+
+// Lane k: scale16 times the products of bytes 4k..4k+3 (u unsigned, s
+// signed), the scale applied to maddubs' int16 pair sums by madd, at both
+// levels (one instruction less than a byte dot and a 32-bit multiply). The
+// pair sums stay below 2^15 (u at most 127); each lane below 2^31 for the
+// scales here (at most 63 in magnitude).
+inline __m256i scaled_byte_dot(__m256i u, __m256i s, __m256i scale16) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), scale16);
 }
 
 // ---- 32-element codebook formats against Q8_0 ----
@@ -124,10 +134,11 @@ struct IQ4_XSTile {
             for (int t = 0; t < NT; ++t) lanes[t] = _mm256_setzero_si256();
             for (int s = 0; s < 8; ++s) {
                 const __m256i wv = codebook32(x[i].qs + 16 * s, table);
-                const __m256i ls = _mm256_set1_epi32(iq4xs_scale(x[i], s) - 32);
+                const __m256i wabs = _mm256_sign_epi8(wv, wv);
+                const __m256i ls = _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(x[i], s) - 32));
                 for (int t = 0; t < NT; ++t) {
-                    const __m256i d = signed_byte_dot(wv, load256(y[t][i].qs + 32 * s));
-                    lanes[t] = _mm256_add_epi32(lanes[t], _mm256_mullo_epi32(d, ls));
+                    const __m256i ys = _mm256_sign_epi8(load256(y[t][i].qs + 32 * s), wv);
+                    lanes[t] = _mm256_add_epi32(lanes[t], scaled_byte_dot(wabs, ys, ls));
                 }
             }
             const float dx = h2f(x[i].d);
@@ -161,10 +172,9 @@ struct Q2_KTile {
                 for (int j = 0; j < 4; ++j) {
                     const int c = 4 * h + j;
                     const __m256i q = two_bits32(qs, j);
-                    const __m256i sc = group_scales(scales, c);
+                    const __m256i sc = group_scales16(scales, c);
                     for (int t = 0; t < NT; ++t) {
-                        const __m256i d = byte_dot(q, load256(y[t][i].qs + 32 * c));
-                        lanes[t] = _mm256_add_epi32(lanes[t], _mm256_mullo_epi32(d, sc));
+                        lanes[t] = _mm256_add_epi32(lanes[t], scaled_byte_dot(q, load256(y[t][i].qs + 32 * c), sc));
                     }
                 }
             }
@@ -202,10 +212,9 @@ struct Q3_KTile {
                     const __m256i hbit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(c)),
                                                           _mm256_set1_epi8(1));
                     const __m256i q = _mm256_or_si256(two_bits32(qs, j), _mm256_slli_epi16(hbit, 2));
-                    const __m256i s = group_scales(scales, c);
+                    const __m256i s = group_scales16(scales, c);
                     for (int t = 0; t < NT; ++t) {
-                        const __m256i d = byte_dot(q, load256(y[t][i].qs + 32 * c));
-                        lanes[t] = _mm256_add_epi32(lanes[t], _mm256_mullo_epi32(d, s));
+                        lanes[t] = _mm256_add_epi32(lanes[t], scaled_byte_dot(q, load256(y[t][i].qs + 32 * c), s));
                     }
                 }
             }
