@@ -13,7 +13,8 @@
 // Without a model, the legacy formats (and F16, BF16) run on weights
 // quantized from random normal values: real blocks, never random bytes,
 // whose NaN and huge sums once made a K-quant kernel look 40% slower than
-// it ran on a model. K-quants (no quantizer here) run with --model PATH:
+// it ran on a model; so do Q2_K, Q3_K, Q4_K, IQ4_NL, IQ4_XS and MXFP4 on
+// 2048-wide rows. Every K-quant also runs with --model PATH:
 // every distinct 2-D weight of the model's first layer, and the output
 // head, on the model's own bytes. Without a model it also runs the
 // attention benchmarks of bench/attention_bench.cpp.
@@ -230,6 +231,13 @@ void register_synthetic() {
             const Weights w = synthetic_weights(t, s.rows, s.cols);
             register_both(name, "decode/", w, nullptr);  // w.owned holds the weights
         }
+    }
+    // The formats with one-row kernels only (dot_lowbit_x86_body.h), and
+    // Q4_K's tiles beside them, on the 2048-wide rows (whole super-blocks).
+    for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                       GgmlType::MXFP4}) {
+        const std::string name = std::string("task_loop/") + ggml_type_name(t) + "/576x2048";
+        register_both(name, "decode/", synthetic_weights(t, 576, 2048), nullptr);
     }
 }
 

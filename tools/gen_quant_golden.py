@@ -12,9 +12,10 @@ File format (all little-endian):
     quant    bytes    the encoded row, n / block_size * type_size bytes
     dequant  n x f32  gguf.quants.dequantize(quant)
 
-Types gguf-py can quantize (F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) get seeded
-random source data; the K-quants (dequantize only in gguf-py) get seeded random
-block bytes with finite fp16 scale fields.
+Types gguf-py can quantize (F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4) get
+seeded random source data; the others (dequantize only in gguf-py: the
+K-quants, IQ4_NL, IQ4_XS) get seeded random block bytes with finite fp16 scale
+fields.
 
 Usage: python3 tools/gen_quant_golden.py [out_dir]
 """
@@ -26,9 +27,14 @@ import numpy as np
 from gguf import GGMLQuantizationType as T, GGML_QUANT_SIZES
 from gguf import quants
 
-QUANTIZABLE = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
-# K-quant types -> byte offsets of their fp16 scale fields inside a block.
-KQUANT_F16_FIELDS = {T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208]}
+QUANTIZABLE = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.MXFP4]
+# Random-byte types -> byte offsets of their fp16 scale fields inside a block.
+RANDOM_BYTES_F16_FIELDS = {T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208], T.Q2_K: [80, 82], T.Q3_K: [108],
+                           T.IQ4_NL: [0], T.IQ4_XS: [0]}
+# The order types were added in: each one's seed is 1234 + its index here,
+# so adding a type leaves the existing files unchanged.
+ALL_TYPES = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q4_K, T.Q5_K, T.Q6_K,
+             T.MXFP4, T.Q2_K, T.Q3_K, T.IQ4_NL, T.IQ4_XS]
 
 
 def source_data(rng: np.random.Generator, qtype: T, n_blocks: int, block: int) -> np.ndarray:
@@ -49,9 +55,9 @@ def source_data(rng: np.random.Generator, qtype: T, n_blocks: int, block: int) -
     return x.reshape(-1)
 
 
-def kquant_bytes(rng: np.random.Generator, qtype: T, n_blocks: int, type_size: int) -> np.ndarray:
+def random_block_bytes(rng: np.random.Generator, qtype: T, n_blocks: int, type_size: int) -> np.ndarray:
     raw = rng.integers(0, 256, size=(n_blocks, type_size), dtype=np.uint8)
-    for off in KQUANT_F16_FIELDS[qtype]:
+    for off in RANDOM_BYTES_F16_FIELDS[qtype]:
         vals = (rng.uniform(1e-4, 0.05, size=n_blocks) * rng.choice([-1, 1], size=n_blocks)).astype(np.float16)
         raw[:, off : off + 2] = vals.view(np.uint8).reshape(n_blocks, 2)
     return raw.reshape(-1)
@@ -69,7 +75,7 @@ def write_case(out_dir: Path, qtype: T, seed: int) -> None:
         source = source_data(rng, qtype, n_blocks if block > 1 else 8, block if block > 1 else 32)
         quant = quants.quantize(source, qtype).reshape(-1).view(np.uint8)
     else:
-        quant = kquant_bytes(rng, qtype, n_blocks, type_size)
+        quant = random_block_bytes(rng, qtype, n_blocks, type_size)
     deq = quants.dequantize(quant, qtype).astype(np.float32).reshape(-1)
     assert quant.size == n_blocks * type_size and deq.size == n
     with open(out_dir / f"{qtype.name}.bin", "wb") as f:
@@ -84,7 +90,7 @@ def write_case(out_dir: Path, qtype: T, seed: int) -> None:
 def main() -> None:
     out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests/golden/quant"
     out_dir.mkdir(parents=True, exist_ok=True)
-    for i, qtype in enumerate(QUANTIZABLE + list(KQUANT_F16_FIELDS)):
+    for i, qtype in enumerate(ALL_TYPES):
         write_case(out_dir, qtype, seed=1234 + i)
         print(f"wrote {out_dir / (qtype.name + '.bin')}")
 

@@ -57,7 +57,7 @@ N_LAYERS = {"gemma3": 6}
 # (the real gemma2 values are 50 and 30).
 SLIDING_WINDOW = 5
 SOFTCAPS = {"gemma2": (3.0, 2.5)}  # (attention, final)
-WTYPES = ["F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"]
+WTYPES = ["F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "MXFP4"]
 
 N_EMBD = 256     # K of every matrix except ffn_down is a multiple of 256 (K-quants)
 N_FF = 512

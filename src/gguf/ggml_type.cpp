@@ -25,6 +25,9 @@ std::optional<GgmlTypeInfo> ggml_type_info(uint32_t raw_type) {
         case GgmlType::Q5_K: return GgmlTypeInfo{"Q5_K", 256, 176};
         case GgmlType::Q6_K: return GgmlTypeInfo{"Q6_K", 256, 210};
         case GgmlType::Q8_K: return GgmlTypeInfo{"Q8_K", 256, 292};
+        case GgmlType::IQ4_NL: return GgmlTypeInfo{"IQ4_NL", 32, 18};
+        case GgmlType::IQ4_XS: return GgmlTypeInfo{"IQ4_XS", 256, 136};
+        case GgmlType::MXFP4: return GgmlTypeInfo{"MXFP4", 32, 17};
     }
     return std::nullopt;
 }

@@ -29,9 +29,14 @@ MultiDotFn scalar_kernel(GgmlType weight) {
         case GgmlType::Q5_0: return scalar_multi_dot<GgmlType::Q5_0>;
         case GgmlType::Q5_1: return scalar_multi_dot<GgmlType::Q5_1>;
         case GgmlType::Q8_0: return scalar_multi_dot<GgmlType::Q8_0>;
+        case GgmlType::Q2_K: return scalar_multi_dot<GgmlType::Q2_K>;
+        case GgmlType::Q3_K: return scalar_multi_dot<GgmlType::Q3_K>;
         case GgmlType::Q4_K: return scalar_multi_dot<GgmlType::Q4_K>;
         case GgmlType::Q5_K: return scalar_multi_dot<GgmlType::Q5_K>;
         case GgmlType::Q6_K: return scalar_multi_dot<GgmlType::Q6_K>;
+        case GgmlType::IQ4_NL: return scalar_multi_dot<GgmlType::IQ4_NL>;
+        case GgmlType::IQ4_XS: return scalar_multi_dot<GgmlType::IQ4_XS>;
+        case GgmlType::MXFP4: return scalar_multi_dot<GgmlType::MXFP4>;
         default: TS_CHECK_MSG(false, "find_multi_dot: unsupported weight type");
     }
     return nullptr;

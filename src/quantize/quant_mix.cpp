@@ -16,6 +16,10 @@ const QuantMix kMixes[] = {
     {"Q5_1", GgmlType::Q5_1, 9},     {"Q8_0", GgmlType::Q8_0, 7},     {"Q4_K_S", GgmlType::Q4_K, 14, false, true},
     {"Q4_K_M", GgmlType::Q4_K, 15, true}, {"Q5_K_S", GgmlType::Q5_K, 16},
     {"Q5_K_M", GgmlType::Q5_K, 17, true}, {"Q6_K", GgmlType::Q6_K, 18},
+    {"Q2_K", GgmlType::Q2_K, 10, false, false, GgmlType::Q3_K}, {"Q3_K_S", GgmlType::Q3_K, 11},
+    {"Q3_K_M", GgmlType::Q3_K, 12, false, false, GgmlType::Q4_K},
+    {"Q3_K_L", GgmlType::Q3_K, 13, false, false, GgmlType::Q5_K},
+    {"IQ4_NL", GgmlType::IQ4_NL, 25},  {"IQ4_XS", GgmlType::IQ4_XS, 30},
 };
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
@@ -41,6 +45,7 @@ GgmlType fit_row(GgmlType t, int64_t row_elems) {
             case GgmlType::Q4_K: t = GgmlType::Q5_0; break;
             case GgmlType::Q5_K: t = GgmlType::Q5_1; break;
             case GgmlType::Q6_K: t = GgmlType::Q8_0; break;
+            case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::IQ4_XS: t = GgmlType::IQ4_NL; break;
             default: return GgmlType::F16;
         }
     }
@@ -79,7 +84,10 @@ GgmlType choose_tensor_type(const QuantMix& mix, const TensorShapeInfo& tensor, 
     } else if (const auto layer = layer_of(tensor.name)) {
         const bool attn_v = tensor.name.ends_with("attn_v.weight");
         const bool ffn_down = tensor.name.ends_with("ffn_down.weight");
-        if (mix.more_bits_for_sensitive && (attn_v || ffn_down) && gets_more_bits(*layer, n_layers)) {
+        const bool attn_output = tensor.name.ends_with("attn_output.weight");
+        if (mix.sensitive_type && (attn_v || ffn_down || attn_output)) {
+            t = *mix.sensitive_type;
+        } else if (mix.more_bits_for_sensitive && (attn_v || ffn_down) && gets_more_bits(*layer, n_layers)) {
             t = GgmlType::Q6_K;
         } else if (mix.q5_k_early_layers && ((attn_v && *layer < 4) || (ffn_down && *layer < n_layers / 8))) {
             t = GgmlType::Q5_K;

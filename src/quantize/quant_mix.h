@@ -9,8 +9,12 @@
 //    pay most: the first and last eighth of the layers and every third layer
 //    between them; Q4_K_S gives attn_v Q5_K in the first 4 layers and
 //    ffn_down Q5_K in the first eighth; other `_S` mixes use the base type;
+//  - Q2_K, Q3_K_M and Q3_K_L give attn_v, attn_output and ffn_down of every
+//    layer one more step (Q3_K, Q4_K, Q5_K: llama.cpp's usual choice for
+//    these mixes, without its per-layer exceptions);
 //  - a type whose block does not divide a row falls back to one that does
-//    (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, 32-element types -> F16).
+//    (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS ->
+//    IQ4_NL, 32-element types -> F16).
 #pragma once
 
 #include <optional>
@@ -29,6 +33,7 @@ struct QuantMix {
     uint32_t file_type;   // general.file_type (llama.cpp's llama_ftype value)
     bool more_bits_for_sensitive = false;  // the `_M` rule above
     bool q5_k_early_layers = false;        // the Q4_K_S rule above
+    std::optional<GgmlType> sensitive_type = std::nullopt;  // the Q2_K / Q3_K_M / Q3_K_L rule above
 };
 
 // The mixes tessera can write; an unknown name lists them in its error.

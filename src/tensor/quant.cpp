@@ -50,7 +50,9 @@ bool is_supported_weight_type(GgmlType t) {
     switch (t) {
         case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16:
         case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1:
-        case GgmlType::Q8_0: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::Q8_0: case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K:
+        case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+        case GgmlType::MXFP4:
             return true;
         default:
             return false;
@@ -80,19 +82,27 @@ void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n) {
         case GgmlType::Q5_1: dequantize_q5_1(as_blocks<BlockQ5_1>(src), dst, nb); return;
         case GgmlType::Q8_0: dequantize_q8_0(as_blocks<BlockQ8_0>(src), dst, nb); return;
         case GgmlType::Q8_1: dequantize_q8_1(as_blocks<BlockQ8_1>(src), dst, nb); return;
+        case GgmlType::Q2_K: dequantize_q2_k(as_blocks<BlockQ2_K>(src), dst, nb); return;
+        case GgmlType::Q3_K: dequantize_q3_k(as_blocks<BlockQ3_K>(src), dst, nb); return;
         case GgmlType::Q4_K: dequantize_q4_k(as_blocks<BlockQ4_K>(src), dst, nb); return;
         case GgmlType::Q5_K: dequantize_q5_k(as_blocks<BlockQ5_K>(src), dst, nb); return;
         case GgmlType::Q6_K: dequantize_q6_k(as_blocks<BlockQ6_K>(src), dst, nb); return;
         case GgmlType::Q8_K: dequantize_q8_k(as_blocks<BlockQ8_K>(src), dst, nb); return;
+        case GgmlType::IQ4_NL: dequantize_iq4_nl(as_blocks<BlockIQ4_NL>(src), dst, nb); return;
+        case GgmlType::IQ4_XS: dequantize_iq4_xs(as_blocks<BlockIQ4_XS>(src), dst, nb); return;
+        case GgmlType::MXFP4: dequantize_mxfp4(as_blocks<BlockMXFP4>(src), dst, nb); return;
         default: TS_CHECK_MSG(false, "dequantize_row: unsupported type");
     }
 }
 
 GgmlType activation_type_for(GgmlType weight) {
     switch (weight) {
-        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return GgmlType::Q8_0;
+        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: case GgmlType::MXFP4:
+            return GgmlType::Q8_0;
         case GgmlType::Q4_1: case GgmlType::Q5_1: return GgmlType::Q8_1;
-        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return GgmlType::Q8_K;
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
+            return GgmlType::Q8_K;
         case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: return weight;
         default: TS_CHECK_MSG(false, "activation_type_for: unsupported weight type");
     }
@@ -123,9 +133,14 @@ void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n) {
         case GgmlType::Q5_0: quantize_q5_0_ref(x, as_blocks<BlockQ5_0>(dst), nb); return;
         case GgmlType::Q5_1: quantize_q5_1_ref(x, as_blocks<BlockQ5_1>(dst), nb); return;
         case GgmlType::Q8_0: quantize_q8_0_ref(x, as_blocks<BlockQ8_0>(dst), nb); return;
+        case GgmlType::Q2_K: quantize_q2_k_ref(x, as_blocks<BlockQ2_K>(dst), nb); return;
+        case GgmlType::Q3_K: quantize_q3_k_ref(x, as_blocks<BlockQ3_K>(dst), nb); return;
         case GgmlType::Q4_K: quantize_q4_k_ref(x, as_blocks<BlockQ4_K>(dst), nb); return;
         case GgmlType::Q5_K: quantize_q5_k_ref(x, as_blocks<BlockQ5_K>(dst), nb); return;
         case GgmlType::Q6_K: quantize_q6_k_ref(x, as_blocks<BlockQ6_K>(dst), nb); return;
+        case GgmlType::IQ4_NL: quantize_iq4_nl_ref(x, as_blocks<BlockIQ4_NL>(dst), nb); return;
+        case GgmlType::IQ4_XS: quantize_iq4_xs_ref(x, as_blocks<BlockIQ4_XS>(dst), nb); return;
+        case GgmlType::MXFP4: quantize_mxfp4_ref(x, as_blocks<BlockMXFP4>(dst), nb); return;
         default: TS_CHECK_MSG(false, "quantize_row_weights: not a supported weight type");
     }
 }
@@ -144,9 +159,14 @@ float vec_dot(GgmlType weight, int64_t n, const void* w, const void* a) {
         case GgmlType::Q5_0: return dot_q5_0_q8_0(as_blocks<BlockQ5_0>(w), as_blocks<BlockQ8_0>(a), nb);
         case GgmlType::Q5_1: return dot_q5_1_q8_1(as_blocks<BlockQ5_1>(w), as_blocks<BlockQ8_1>(a), nb);
         case GgmlType::Q8_0: return dot_q8_0_q8_0(as_blocks<BlockQ8_0>(w), as_blocks<BlockQ8_0>(a), nb);
+        case GgmlType::Q2_K: return dot_q2_k_q8_k(as_blocks<BlockQ2_K>(w), as_blocks<BlockQ8_K>(a), nb);
+        case GgmlType::Q3_K: return dot_q3_k_q8_k(as_blocks<BlockQ3_K>(w), as_blocks<BlockQ8_K>(a), nb);
         case GgmlType::Q4_K: return dot_q4_k_q8_k(as_blocks<BlockQ4_K>(w), as_blocks<BlockQ8_K>(a), nb);
         case GgmlType::Q5_K: return dot_q5_k_q8_k(as_blocks<BlockQ5_K>(w), as_blocks<BlockQ8_K>(a), nb);
         case GgmlType::Q6_K: return dot_q6_k_q8_k(as_blocks<BlockQ6_K>(w), as_blocks<BlockQ8_K>(a), nb);
+        case GgmlType::IQ4_NL: return dot_iq4_nl_q8_0(as_blocks<BlockIQ4_NL>(w), as_blocks<BlockQ8_0>(a), nb);
+        case GgmlType::IQ4_XS: return dot_iq4_xs_q8_k(as_blocks<BlockIQ4_XS>(w), as_blocks<BlockQ8_K>(a), nb);
+        case GgmlType::MXFP4: return dot_mxfp4_q8_0(as_blocks<BlockMXFP4>(w), as_blocks<BlockQ8_0>(a), nb);
         default: TS_CHECK_MSG(false, "vec_dot: unsupported weight type");
     }
     return 0.0f;

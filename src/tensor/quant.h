@@ -11,7 +11,8 @@
 namespace tessera {
 
 // True for the weight formats tessera can dequantize and multiply:
-// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K.
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_NL, IQ4_XS, MXFP4.
 bool is_supported_weight_type(GgmlType t);
 
 // Elements per block of a supported (weight or activation) type.
@@ -23,7 +24,8 @@ void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n);
 
 // The format activations are quantized to before a dot product with weights of
 // type `weight`; the same choice as llama.cpp's CPU backend (its vec_dot_type):
-// Q4_0/Q5_0/Q8_0 -> Q8_0, Q4_1/Q5_1 -> Q8_1, K-quants -> Q8_K, F16 -> F16,
+// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1, K-quants and
+// IQ4_XS -> Q8_K, F16 -> F16,
 // BF16 -> BF16, F32 -> F32.
 GgmlType activation_type_for(GgmlType weight);
 
@@ -38,9 +40,10 @@ void quantize_row(GgmlType act_type, const float* x, void* dst, int64_t n);
 // Weight quantization into any supported weight type (is_supported_weight_type;
 // callers check it first). Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and F32/F16/BF16 round
 // to nearest exactly as ggml's reference quantizers and gguf-py's gguf.quants
-// do; Q4_K, Q5_K and Q6_K search each sub-block's scale (and minimum) for the
-// least weighted squared error (quant_kquants_search.cpp), in the spirit of
-// ggml's quantizers but not bit-identical to them.
+// do, and so does MXFP4 (as gguf-py's); the K-quants, IQ4_NL and IQ4_XS
+// search each (sub-)block's scale (and minimum) for the least weighted
+// squared error (quant_kquants_search.cpp, quant_codebook.cpp), in the spirit
+// of ggml's quantizers but not bit-identical to them.
 void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n);
 
 // Dot product of n weights of type `weight` with n activations already

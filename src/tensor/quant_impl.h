@@ -47,7 +47,18 @@ void dequantize_q6_k(const BlockQ6_K* x, float* y, int64_t nb);
 void dequantize_q8_k(const BlockQ8_K* x, float* y, int64_t nb);
 void quantize_q8_k(const float* x, BlockQ8_K* y, int64_t nb);
 
+// Low-bit K-quants (quant_kquants_low.cpp).
+void dequantize_q2_k(const BlockQ2_K* x, float* y, int64_t nb);
+void dequantize_q3_k(const BlockQ3_K* x, float* y, int64_t nb);
+float dot_q2_k_q8_k(const BlockQ2_K* x, const BlockQ8_K* y, int64_t nb);
+float dot_q3_k_q8_k(const BlockQ3_K* x, const BlockQ8_K* y, int64_t nb);
+
 // K-quant weight quantization by scale search (quant_kquants_search.cpp).
+// element_weights: each element's importance in the searches' squared error
+// (its magnitude plus the group's RMS); shared with quant_codebook.cpp.
+void element_weights(const float* x, int n, float* w);
+void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb);
+void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb);
 void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb);
 void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb);
 void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb);
@@ -55,5 +66,16 @@ void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb);
 float dot_q4_k_q8_k(const BlockQ4_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q5_k_q8_k(const BlockQ5_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q6_k_q8_k(const BlockQ6_K* x, const BlockQ8_K* y, int64_t nb);
+
+// Codebook formats (quant_codebook.cpp).
+void dequantize_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t nb);
+void dequantize_iq4_xs(const BlockIQ4_XS* x, float* y, int64_t nb);
+void dequantize_mxfp4(const BlockMXFP4* x, float* y, int64_t nb);
+float dot_iq4_nl_q8_0(const BlockIQ4_NL* x, const BlockQ8_0* y, int64_t nb);
+float dot_iq4_xs_q8_k(const BlockIQ4_XS* x, const BlockQ8_K* y, int64_t nb);
+float dot_mxfp4_q8_0(const BlockMXFP4* x, const BlockQ8_0* y, int64_t nb);
+void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb);
+void quantize_iq4_xs_ref(const float* x, BlockIQ4_XS* y, int64_t nb);
+void quantize_mxfp4_ref(const float* x, BlockMXFP4* y, int64_t nb);
 
 }  // namespace tessera::quant_detail

@@ -1,7 +1,8 @@
-// Weight quantization into the K-quant formats (Q4_K, Q5_K, Q6_K). Unlike the
-// legacy formats, where one scale per block follows from the block's extreme,
-// a K-quant stores a scale (and, for Q4_K/Q5_K, a minimum) per 16- or
-// 32-element sub-block, themselves quantized against a per-256 super-scale.
+// Weight quantization into the K-quant formats (Q2_K, Q3_K, Q4_K, Q5_K,
+// Q6_K). Unlike the legacy formats, where one scale per block follows from
+// the block's extreme, a K-quant stores a scale (and, for Q2_K/Q4_K/Q5_K, a
+// minimum) per 16- or 32-element sub-block, themselves quantized against a
+// per-256 super-scale.
 // The per-sub-block parameters are found by search: several inverse scales
 // around the one that maps the range onto the quant levels are tried, each
 // rounding gets its least-squares scale (and minimum), and the one with the
@@ -104,15 +105,6 @@ float fit_symmetric(const float* x, const float* w, int n, int nmax) {
     return best_scale;
 }
 
-// Importance of each element: its magnitude plus the block's RMS, so that
-// small elements still count.
-void element_weights(const float* x, int n, float* w) {
-    double ss = 0;
-    for (int i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
-    const float rms = static_cast<float>(std::sqrt(ss / n));
-    for (int i = 0; i < n; ++i) w[i] = rms + std::fabs(x[i]);
-}
-
 // 8 six-bit scales and mins into the 12 bytes kquant_scale_min reads.
 void pack_scales_mins(const int* sc, const int* m, uint8_t* s) {
     std::memset(s, 0, 12);
@@ -127,45 +119,107 @@ void pack_scales_mins(const int* sc, const int* m, uint8_t* s) {
     }
 }
 
-// The Q4_K/Q5_K super-block: per-32 fits, their scales and mins quantized
-// to 6 bits against d and dmin, then every element quantized against the
-// stored (rounded) parameters. q receives 256 values in [0, nmax].
-void quantize_affine_superblock(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_out,
-                                uint8_t* scales, int* q) {
-    AffineFit fits[8];
+// Low 2 bits of 256 values in Q2_K's / Q3_K's qs layout: element
+// 128h + 32j + l at bits 2j of byte 32h + l.
+void pack_two_bits(const int* q, uint8_t* qs) {
+    std::memset(qs, 0, kQKK / 4);
+    for (int e = 0; e < kQKK; ++e) {
+        const int half = e / 128, within = e % 128;
+        qs[32 * half + within % 32] |= static_cast<uint8_t>((q[e] & 3) << (2 * (within / 32)));
+    }
+}
+
+// An affine K-quant super-block (Q2_K, Q4_K, Q5_K): per-group fits, their
+// scales and mins quantized to [0, smax] against d and dmin, then every
+// element quantized against the stored (rounded) parameters. ls and lm
+// receive kQKK / group values, q 256 values in [0, nmax].
+void quantize_affine_superblock(const float* x, int group, int nmax, int smax, uint16_t* d_out,
+                                uint16_t* dmin_out, int* ls, int* lm, int* q) {
+    const int groups = kQKK / group;
+    AffineFit fits[kQKK / 16];
     float w[32];
     float max_scale = 0.0f, max_min = 0.0f;
-    for (int s = 0; s < 8; ++s) {
-        element_weights(x + 32 * s, 32, w);
-        fits[s] = fit_affine(x + 32 * s, w, 32, nmax);
+    for (int s = 0; s < groups; ++s) {
+        element_weights(x + group * s, group, w);
+        fits[s] = fit_affine(x + group * s, w, group, nmax);
         max_scale = std::max(max_scale, fits[s].scale);
         max_min = std::max(max_min, fits[s].min);
     }
-    const float iscale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-    const float imin = max_min > 0 ? 63.0f / max_min : 0.0f;
-    int ls[8], lm[8];
-    for (int s = 0; s < 8; ++s) {
-        ls[s] = round_clamp(iscale * fits[s].scale, 0, 63);
-        lm[s] = round_clamp(imin * fits[s].min, 0, 63);
+    const float fmax = static_cast<float>(smax);
+    const float iscale = max_scale > 0 ? fmax / max_scale : 0.0f;
+    const float imin = max_min > 0 ? fmax / max_min : 0.0f;
+    for (int s = 0; s < groups; ++s) {
+        ls[s] = round_clamp(iscale * fits[s].scale, 0, smax);
+        lm[s] = round_clamp(imin * fits[s].min, 0, smax);
     }
-    pack_scales_mins(ls, lm, scales);
-    *d_out = fp32_to_fp16(max_scale / 63.0f);
-    *dmin_out = fp32_to_fp16(max_min / 63.0f);
+    *d_out = fp32_to_fp16(max_scale / fmax);
+    *dmin_out = fp32_to_fp16(max_min / fmax);
     const float d = fp16_to_fp32(*d_out), dmin = fp16_to_fp32(*dmin_out);
-    for (int s = 0; s < 8; ++s) {
+    for (int s = 0; s < groups; ++s) {
         const float dl = d * static_cast<float>(ls[s]), ml = dmin * static_cast<float>(lm[s]);
-        for (int l = 0; l < 32; ++l) {
-            q[32 * s + l] = dl > 0 ? round_clamp((x[32 * s + l] + ml) / dl, 0, nmax) : 0;
+        for (int l = 0; l < group; ++l) {
+            q[group * s + l] = dl > 0 ? round_clamp((x[group * s + l] + ml) / dl, 0, nmax) : 0;
         }
     }
 }
 
 }  // namespace
 
-void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
+// Importance of each element: its magnitude plus the block's RMS, so that
+// small elements still count.
+void element_weights(const float* x, int n, float* w) {
+    double ss = 0;
+    for (int i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+    const float rms = static_cast<float>(std::sqrt(ss / n));
+    for (int i = 0; i < n; ++i) w[i] = rms + std::fabs(x[i]);
+}
+
+void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb) {
+    int q[kQKK], ls[16], lm[16];
+    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+        quantize_affine_superblock(x, 16, 3, 15, &y[i].d, &y[i].dmin, ls, lm, q);
+        for (int g = 0; g < 16; ++g) y[i].scales[g] = static_cast<uint8_t>(ls[g] | (lm[g] << 4));
+        pack_two_bits(q, y[i].qs);
+    }
+}
+
+// Per-16 symmetric fits with values in [-4, 3]; the largest-magnitude scale
+// maps to -32 of the 6-bit scales, as Q6_K's map to -128.
+void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb) {
+    float w[16], group_scale[16];
     int q[kQKK];
     for (int64_t i = 0; i < nb; ++i, x += kQKK) {
-        quantize_affine_superblock(x, 15, &y[i].d, &y[i].dmin, y[i].scales, q);
+        float extreme = 0.0f;
+        for (int g = 0; g < 16; ++g) {
+            element_weights(x + 16 * g, 16, w);
+            group_scale[g] = fit_symmetric(x + 16 * g, w, 16, 4);
+            if (std::fabs(group_scale[g]) > std::fabs(extreme)) extreme = group_scale[g];
+        }
+        std::memset(&y[i], 0, sizeof y[i]);
+        const float iscale = extreme != 0.0f ? -32.0f / extreme : 0.0f;
+        y[i].d = fp32_to_fp16(extreme != 0.0f ? 1.0f / iscale : 0.0f);
+        const float d = fp16_to_fp32(y[i].d);
+        for (int g = 0; g < 16; ++g) {
+            const int ls = round_clamp(iscale * group_scale[g], -32, 31);
+            const int stored = ls + 32;
+            y[i].scales[g % 8] |= static_cast<uint8_t>((stored & 0xF) << (4 * (g / 8)));
+            y[i].scales[8 + g % 4] |= static_cast<uint8_t>((stored >> 4) << (2 * (g / 4)));
+            const float dl = d * static_cast<float>(ls);
+            for (int l = 0; l < 16; ++l) {
+                const int e = 16 * g + l;
+                q[e] = (dl != 0.0f ? round_clamp(x[e] / dl, -4, 3) : 0) + 4;  // 0..7
+                y[i].hmask[e % 32] |= static_cast<uint8_t>((q[e] >> 2) << (e / 32));
+            }
+        }
+        pack_two_bits(q, y[i].qs);
+    }
+}
+
+void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
+    int q[kQKK], ls[8], lm[8];
+    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+        quantize_affine_superblock(x, 32, 15, 63, &y[i].d, &y[i].dmin, ls, lm, q);
+        pack_scales_mins(ls, lm, y[i].scales);
         for (int c = 0; c < 4; ++c) {
             for (int l = 0; l < 32; ++l) {
                 y[i].qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
@@ -175,9 +229,10 @@ void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
 }
 
 void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb) {
-    int q[kQKK];
+    int q[kQKK], ls[8], lm[8];
     for (int64_t i = 0; i < nb; ++i, x += kQKK) {
-        quantize_affine_superblock(x, 31, &y[i].d, &y[i].dmin, y[i].scales, q);
+        quantize_affine_superblock(x, 32, 31, 63, &y[i].d, &y[i].dmin, ls, lm, q);
+        pack_scales_mins(ls, lm, y[i].scales);
         std::memset(y[i].qh, 0, sizeof y[i].qh);
         for (int c = 0; c < 4; ++c) {
             for (int l = 0; l < 32; ++l) {

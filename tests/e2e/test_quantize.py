@@ -2,10 +2,12 @@
 # reference quantizers, K-quants decode (with gguf-py's independent
 # dequantizers) closer to the weights than plain rounding does, metadata
 # survives, and the written models run and match the NumPy reference forward
-# on their own (dequantized) weights. Types and errors are compared with
+# on their own (dequantized) weights, at every kernel level for the low-bit
+# and codebook types. Types and errors are compared with
 # llama.cpp's own quantizer (a stored golden), and where llama-cpp-python is
 # installed, llama.cpp loads and runs tessera's output.
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -24,7 +26,8 @@ from test_arch_coverage import QUANT_TOLERANCE, TOKENS, assert_logits_match, run
 
 # llama.cpp's general.file_type numbers for the mixes tested here.
 FILE_TYPE = {"F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "Q8_0": 7,
-             "Q4_K_S": 14, "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
+             "Q4_K_S": 14, "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18,
+             "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "IQ4_NL": 25, "IQ4_XS": 30}
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +126,59 @@ def test_quantized_model_runs(tmp_path, tessera_bin, f32_model, mix):
     assert quantize(tessera_bin, f32_model, out, mix).returncode == 0
     got = run_tessera(tessera_bin, str(out))
     assert_logits_match(got, ref.reference_logits(str(out), TOKENS), QUANT_TOLERANCE)
+
+
+def logits_at_level(tessera_bin, model, level):
+    env = dict(os.environ, TESSERA_KERNELS=level)
+    r = subprocess.run([tessera_bin, "logits", "-m", str(model), "--tokens", " ".join(map(str, TOKENS))],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return np.array([line.split() for line in r.stdout.strip().splitlines()], dtype=np.float64)
+
+
+def assert_runs_at_every_level(tessera_bin, model):
+    # Each level's kernels (scalar reference, AVX2, AVX-512: capped to what
+    # the CPU has) against the NumPy forward on the file's own weights.
+    want = ref.reference_logits(str(model), TOKENS)
+    for level in ("scalar", "avx2", "avx512vnni"):
+        assert_logits_match(logits_at_level(tessera_bin, model, level), want, QUANT_TOLERANCE)
+
+
+# The low-bit K-quants and IQ4 codebooks: gguf-py decodes tessera's output
+# within each format's error (relative RMS, the weights being Gaussian), the
+# mix gives each tensor its type, and the model runs.
+@pytest.mark.parametrize("mix,base,sensitive,bound", [("Q2_K", "Q2_K", "Q3_K", 0.3),
+                                                      ("Q3_K_S", "Q3_K", None, 0.16),
+                                                      ("Q3_K_M", "Q3_K", "Q4_K", 0.16),
+                                                      ("IQ4_NL", "IQ4_NL", None, 0.085),
+                                                      ("IQ4_XS", "IQ4_XS", None, 0.085)])
+def test_low_bit_and_codebook_mixes(tmp_path, tessera_bin, f32_model, mix, base, sensitive, bound):
+    out = tmp_path / f"{mix}.gguf"
+    r = quantize(tessera_bin, f32_model, out, mix)
+    assert r.returncode == 0, r.stderr
+    src, dst = tensors(f32_model), tensors(out)
+    for name, t in dst.items():
+        if len(t.shape) < 2:
+            continue
+        want = QT.Q6_K if name == "output.weight" else QT[base]
+        if sensitive and name.endswith(("attn_v.weight", "attn_output.weight", "ffn_down.weight")):
+            want = QT[sensitive]
+        assert t.tensor_type == want, name
+        if want == QT[base]:
+            err = rel_rms(decoded(t), np.asarray(src[name].data, dtype=np.float32).reshape(-1))
+            assert err < bound, f"{name}: relative RMS error {err:.4f}"
+    assert int(gguf.GGUFReader(str(out)).fields["general.file_type"].parts[-1][0]) == FILE_TYPE[mix]
+    assert_runs_at_every_level(tessera_bin, out)
+
+
+def test_mxfp4_model_runs(tmp_path, tessera_bin):
+    # MXFP4 weights as gguf-py's quantizer writes them (no quantization mix
+    # names MXFP4 alone: llama.cpp's MXFP4_MOE is for expert tensors).
+    path = tmp_path / "tiny-mxfp4.gguf"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_tiny_model.py"), "--out", str(path),
+                    "--variant", "gqa", "--wtype", "MXFP4", "--seed", "4"], check=True)
+    assert any(t.tensor_type == QT.MXFP4 for t in tensors(path).values())
+    assert_runs_at_every_level(tessera_bin, path)
 
 
 def test_refusals(tmp_path, tessera_bin, f32_model):

@@ -25,7 +25,8 @@ namespace {
 
 const GgmlType kWeightTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0,
                                  GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                                 GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+                                 GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 std::vector<SimdLevel> runnable_levels() {
     std::vector<SimdLevel> levels;
@@ -184,7 +185,8 @@ TEST(DotKernelsTest, RowTilesMatchSingleRowsBitForBit) {
 }
 
 // K-quants at the integer extremes: every weight bit set (Q4_K nibbles 15,
-// Q5_K values 31, 6-bit scales and mins 63; Q6_K values 63, scales -1),
+// Q5_K values 31, 6-bit scales and mins 63; Q6_K values 63, scales -1;
+// Q2_K values 3, scales and mins 15; Q3_K values 3, scales 31),
 // activations all +-127 or -128. The AVX2 kernels add byte-pair products in
 // int16 before widening; this is where that would overflow.
 TEST(DotKernelsTest, KQuantExtremesStayExact) {
@@ -200,11 +202,11 @@ TEST(DotKernelsTest, KQuantExtremesStayExact) {
             for (int16_t& s : y[b].bsums) s = static_cast<int16_t>(16 * q);
         }
     }
-    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
         std::vector<uint8_t> w(*ggml_row_bytes(t, n), 0xFF);
         const size_t block_bytes = w.size() / 2;
         for (int b = 0; b < 2; ++b) {
-            for (size_t field : test::k_quant_f16_fields(t)) {
+            for (size_t field : test::block_f16_fields(t)) {
                 const uint16_t h = fp32_to_fp16(0.5f);
                 std::memcpy(w.data() + b * block_bytes + field, &h, sizeof h);
             }
@@ -216,6 +218,45 @@ TEST(DotKernelsTest, KQuantExtremesStayExact) {
                 const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
                 ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref))
                     << ggml_type_name(t) << " " << simd_level_name(level) << " k=" << k;
+            }
+        }
+    }
+}
+
+// The codebook formats at their largest values: index bytes all 0x00
+// (IQ4 -127), 0x77 (MXFP4 12) or 0xFF (IQ4 113, MXFP4 -12), IQ4_XS scales 31,
+// activations all +-127 (their kernels multiply through sign(y, w), see
+// dot_lowbit_x86_body.h, so not -128).
+TEST(DotKernelsTest, CodebookExtremesStayExact) {
+    for (GgmlType t : {GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4}) {
+        const int64_t n = 2 * kQKK;
+        const GgmlType at = activation_type_for(t);
+        const size_t stride = *ggml_row_bytes(at, n);
+        std::vector<uint8_t> acts(stride * 2);
+        for (int k = 0; k < 2; ++k) {
+            const std::vector<float> x(n, k == 0 ? 1.0f : -1.0f);
+            quantize_row(at, x.data(), acts.data() + k * stride, n);
+        }
+        for (uint8_t fill : {uint8_t{0x00}, uint8_t{0x77}, uint8_t{0xFF}}) {
+            std::vector<uint8_t> w(*ggml_row_bytes(t, n), fill);
+            const size_t block_bytes = ggml_type_info(static_cast<uint32_t>(t))->block_bytes;
+            for (size_t off = 0; off < w.size(); off += block_bytes) {
+                if (t == GgmlType::MXFP4) {
+                    w[off] = 127;  // scale 2^-1
+                } else {
+                    const uint16_t h = fp32_to_fp16(0.5f);
+                    std::memcpy(w.data() + off, &h, sizeof h);
+                }
+            }
+            for (SimdLevel level : runnable_levels()) {
+                float out[2];
+                find_multi_dot(t, level)(n, w.data(), acts.data(), stride, 2, out);
+                for (int k = 0; k < 2; ++k) {
+                    const float ref = vec_dot(t, n, w.data(), acts.data() + k * stride);
+                    ASSERT_TRUE(ref != 0.0f || (t == GgmlType::MXFP4 && fill == 0)) << ggml_type_name(t);
+                    ASSERT_NEAR(out[k], ref, 1e-5 * std::fabs(ref))
+                        << ggml_type_name(t) << " " << simd_level_name(level) << " fill " << int{fill} << " k=" << k;
+                }
             }
         }
     }

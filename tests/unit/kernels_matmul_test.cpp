@@ -60,8 +60,9 @@ TEST(MatmulTest, MatchesReferenceOnOddShapes) {
     std::vector<uint8_t> scratch;
     const bool sanitized = std::getenv("TESSERA_SANITIZED") != nullptr;
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
-                       GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
-                       GgmlType::Q6_K}) {
+                       GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                       GgmlType::MXFP4}) {
         const int64_t cols = block_elems(t) == 1 ? 45 : block_elems(t) * 3;
         for (int64_t rows : {int64_t{1}, int64_t{17}, int64_t{40}}) {
             const Matrix m = random_matrix(rng, t, rows, cols);
@@ -89,8 +90,9 @@ TEST(MatmulTest, BatchedRowsEqualSingleTokenRowsBitForBit) {
     std::mt19937 rng(32);
     ThreadPool pool(2);
     std::vector<uint8_t> scratch;
-    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,
+                       GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL,
+                       GgmlType::IQ4_XS, GgmlType::MXFP4, GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
         const int64_t cols = block_elems(t) == 1 ? 64 : block_elems(t) * 2, rows = 33, n_tok = 9;
         const Matrix m = random_matrix(rng, t, rows, cols);
         const auto x = test::random_floats(rng, n_tok * cols);

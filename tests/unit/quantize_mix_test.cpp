@@ -52,11 +52,29 @@ TEST(QuantMix, MediumMixesGiveSensitiveLayersMoreBits) {
     EXPECT_EQ(pick("Q5_K_M", "blk.0.attn_v.weight", 4096), GgmlType::Q6_K);
 }
 
+TEST(QuantMix, LowBitMixesGiveSensitiveTensorsOneStepMore) {
+    EXPECT_EQ(find_quant_mix("Q3_K_M")->file_type, 12u);
+    EXPECT_EQ(find_quant_mix("IQ4_XS")->file_type, 30u);
+    EXPECT_EQ(pick("Q2_K", "blk.5.attn_q.weight", 4096), GgmlType::Q2_K);
+    EXPECT_EQ(pick("Q2_K", "blk.5.attn_v.weight", 4096), GgmlType::Q3_K);
+    EXPECT_EQ(pick("Q3_K_S", "blk.5.ffn_down.weight", 4096), GgmlType::Q3_K);
+    EXPECT_EQ(pick("Q3_K_M", "blk.5.ffn_down.weight", 4096), GgmlType::Q4_K);
+    EXPECT_EQ(pick("Q3_K_M", "blk.5.ffn_up.weight", 4096), GgmlType::Q3_K);
+    EXPECT_EQ(pick("Q3_K_L", "blk.5.attn_output.weight", 4096), GgmlType::Q5_K);
+    EXPECT_EQ(pick("Q3_K_L", "output.weight", 4096), GgmlType::Q6_K);
+    EXPECT_EQ(pick("IQ4_NL", "blk.0.attn_v.weight", 4096), GgmlType::IQ4_NL);
+    EXPECT_EQ(pick("IQ4_XS", "output.weight", 4096), GgmlType::Q6_K);
+}
+
 TEST(QuantMix, RowsThatBlocksDoNotDivideFallBack) {
     // SmolLM2-135M: 576-wide rows are not a multiple of 256.
     EXPECT_EQ(pick("Q4_K_M", "blk.1.attn_q.weight", 576), GgmlType::Q5_0);
     EXPECT_EQ(pick("Q5_K_S", "blk.1.attn_q.weight", 576), GgmlType::Q5_1);
     EXPECT_EQ(pick("Q6_K", "blk.1.attn_q.weight", 576), GgmlType::Q8_0);
+    EXPECT_EQ(pick("Q2_K", "blk.1.attn_q.weight", 576), GgmlType::IQ4_NL);
+    EXPECT_EQ(pick("Q3_K_S", "blk.1.attn_q.weight", 576), GgmlType::IQ4_NL);
+    EXPECT_EQ(pick("IQ4_XS", "blk.1.attn_q.weight", 576), GgmlType::IQ4_NL);
+    EXPECT_EQ(pick("IQ4_NL", "blk.1.attn_q.weight", 100), GgmlType::F16);
     EXPECT_EQ(pick("Q4_0", "blk.1.attn_q.weight", 100), GgmlType::F16);
 }
 

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensor/quant_blocks.h"
@@ -84,11 +85,43 @@ TEST_P(GoldenQuantizerTest, WeightQuantizerIsByteExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, GoldenTest,
-                         ::testing::Values("F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K",
-                                           "Q5_K", "Q6_K"));
-// gguf-py quantizes only these (no K-quant quantizers).
+                         ::testing::Values("F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K",
+                                           "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"));
+// gguf-py quantizes only these (no K-quant or IQ4 quantizers).
 INSTANTIATE_TEST_SUITE_P(QuantizableFormats, GoldenQuantizerTest,
-                         ::testing::Values("F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"));
+                         ::testing::Values("F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4"));
+
+// MXFP4's scale at the ends of the E8M0 range, where 2^(e - 128) is
+// subnormal (e 0, 1) or the largest power of two.
+TEST(CodebookTest, E8M0HalfScales) {
+    EXPECT_EQ(e8m0_half(0), std::ldexp(1.0f, -128));
+    EXPECT_EQ(e8m0_half(1), std::ldexp(1.0f, -127));
+    EXPECT_EQ(e8m0_half(2), std::ldexp(1.0f, -126));
+    EXPECT_EQ(e8m0_half(128), 1.0f);
+    EXPECT_EQ(e8m0_half(255), std::ldexp(1.0f, 127));
+}
+
+// The quantizers without a gguf-py counterpart: every element within the
+// step the format's grid leaves around it, relative to the block's size.
+TEST(WeightQuantTest, LowBitAndCodebookErrorsAreBounded) {
+    std::mt19937 rng(5);
+    const auto x = test::random_floats(rng, 4096);
+    // RMS error over the data's RMS (1): about what each format's bits allow.
+    const std::pair<GgmlType, double> bounds[] = {{GgmlType::Q2_K, 0.45}, {GgmlType::Q3_K, 0.25},
+                                                  {GgmlType::IQ4_NL, 0.12}, {GgmlType::IQ4_XS, 0.12},
+                                                  {GgmlType::MXFP4, 0.2}};
+    for (const auto& [t, bound] : bounds) {
+        std::vector<uint8_t> q(*ggml_row_bytes(t, 4096));
+        quantize_row_weights(t, x.data(), q.data(), 4096);
+        std::vector<float> back(4096);
+        dequantize_row(t, q.data(), back.data(), 4096);
+        double se = 0;
+        for (int i = 0; i < 4096; ++i) se += (back[i] - x[i]) * static_cast<double>(back[i] - x[i]);
+        const double rms = std::sqrt(se / 4096);
+        EXPECT_LT(rms, bound) << ggml_type_name(t);
+        EXPECT_GT(rms, 0.0) << ggml_type_name(t);
+    }
+}
 
 // Properties of the activation quantizers (gguf-py has none of them).
 TEST(ActivationQuantTest, Q8BlocksRoundToNearestWithinHalfStep) {
@@ -172,7 +205,8 @@ TEST(ActivationQuantTest, ZeroRowsGiveZeroBlocks) {
 TEST(VecDotTest, ScalarMatchesDoublePrecisionReference) {
     std::mt19937 rng(11);
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
-                       GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+                       GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4}) {
         for (int64_t n : {256, 768, 2048}) {
             const auto w = test::random_weight_row(rng, t, n);
             const auto xa = test::random_floats(rng, n, 3.0f);
@@ -196,8 +230,10 @@ TEST(VecDotTest, ScalarMatchesDoublePrecisionReference) {
 
 TEST(QuantTypesTest, SupportedSetAndActivationPartners) {
     EXPECT_TRUE(is_supported_weight_type(GgmlType::Q4_1));
-    EXPECT_FALSE(is_supported_weight_type(GgmlType::Q2_K));
+    EXPECT_TRUE(is_supported_weight_type(GgmlType::Q2_K));
+    EXPECT_TRUE(is_supported_weight_type(GgmlType::MXFP4));
     EXPECT_FALSE(is_supported_weight_type(GgmlType::Q8_K));
+    EXPECT_FALSE(is_supported_weight_type(GgmlType::Q8_1));
     EXPECT_EQ(activation_type_for(GgmlType::Q4_0), GgmlType::Q8_0);
     EXPECT_EQ(activation_type_for(GgmlType::Q5_0), GgmlType::Q8_0);
     EXPECT_EQ(activation_type_for(GgmlType::Q8_0), GgmlType::Q8_0);
@@ -205,6 +241,11 @@ TEST(QuantTypesTest, SupportedSetAndActivationPartners) {
     EXPECT_EQ(activation_type_for(GgmlType::Q5_1), GgmlType::Q8_1);
     EXPECT_EQ(activation_type_for(GgmlType::Q4_K), GgmlType::Q8_K);
     EXPECT_EQ(activation_type_for(GgmlType::Q6_K), GgmlType::Q8_K);
+    EXPECT_EQ(activation_type_for(GgmlType::Q2_K), GgmlType::Q8_K);
+    EXPECT_EQ(activation_type_for(GgmlType::Q3_K), GgmlType::Q8_K);
+    EXPECT_EQ(activation_type_for(GgmlType::IQ4_XS), GgmlType::Q8_K);
+    EXPECT_EQ(activation_type_for(GgmlType::IQ4_NL), GgmlType::Q8_0);
+    EXPECT_EQ(activation_type_for(GgmlType::MXFP4), GgmlType::Q8_0);
     EXPECT_EQ(activation_type_for(GgmlType::F16), GgmlType::F16);
     EXPECT_EQ(activation_type_for(GgmlType::BF16), GgmlType::BF16);
     EXPECT_EQ(activation_type_for(GgmlType::F32), GgmlType::F32);

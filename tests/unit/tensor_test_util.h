@@ -21,14 +21,27 @@ inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float scal
     return x;
 }
 
-inline bool is_k_quant(GgmlType t) {
-    return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+// Formats whose test rows are random block bytes (every bit pattern of the
+// values and sub-block scales) rather than quantized Gaussian data.
+inline bool random_bytes_rows(GgmlType t) {
+    switch (t) {
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+            return true;
+        default:
+            return false;
+    }
 }
 
-// Byte offsets of the fp16 scale fields inside one K-quant block.
-inline std::vector<size_t> k_quant_f16_fields(GgmlType t) {
-    if (t == GgmlType::Q6_K) return {208};
-    return {0, 2};
+// Byte offsets of the fp16 scale fields inside one such block.
+inline std::vector<size_t> block_f16_fields(GgmlType t) {
+    switch (t) {
+        case GgmlType::Q6_K: return {208};
+        case GgmlType::Q2_K: return {80, 82};
+        case GgmlType::Q3_K: return {108};
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: return {0};
+        default: return {0, 2};
+    }
 }
 
 // A row of n elements in weight format t: quantized from Gaussian data where
@@ -36,7 +49,7 @@ inline std::vector<size_t> k_quant_f16_fields(GgmlType t) {
 inline std::vector<uint8_t> random_weight_row(std::mt19937& rng, GgmlType t, int64_t n) {
     const size_t bytes = *ggml_row_bytes(t, n);
     std::vector<uint8_t> row(bytes);
-    if (!is_k_quant(t)) {
+    if (!random_bytes_rows(t)) {
         const auto x = random_floats(rng, n);
         quantize_row_weights(t, x.data(), row.data(), n);
         return row;
@@ -46,7 +59,7 @@ inline std::vector<uint8_t> random_weight_row(std::mt19937& rng, GgmlType t, int
     std::uniform_real_distribution<float> scale(1e-3f, 0.05f);
     const size_t block_bytes = ggml_type_info(static_cast<uint32_t>(t))->block_bytes;
     for (size_t off = 0; off < bytes; off += block_bytes) {
-        for (size_t field : k_quant_f16_fields(t)) {
+        for (size_t field : block_f16_fields(t)) {
             const uint16_t h = fp32_to_fp16(scale(rng));
             std::memcpy(row.data() + off + field, &h, sizeof h);
         }

@@ -21,6 +21,7 @@ constexpr bool kVnni = false;
 #include "kernels/cpu/dot_legacy_pairs_x86_body.h"
 #include "kernels/cpu/dot_legacy_tiles_x86_body.h"
 #include "kernels/cpu/dot_kquants_x86_body.h"
+#include "kernels/cpu/dot_lowbit_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx2_impl
 

@@ -29,6 +29,7 @@ constexpr bool kVnni = true;
 #include "kernels/cpu/dot_legacy_tiles_x86_body.h"
 #include "kernels/cpu/dot_nibble_decode_x86_body.h"
 #include "kernels/cpu/dot_kquants_x86_body.h"
+#include "kernels/cpu/dot_lowbit_x86_body.h"
 #include "kernels/cpu/dot_select_x86_body.h"
 }  // namespace avx512_impl
 

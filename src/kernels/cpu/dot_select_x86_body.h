@@ -7,6 +7,9 @@
 #if !defined(TESSERA_BODY_DOT_KQUANTS_X86)
 #error "dot_select_x86_body.h: include kernels/cpu/dot_kquants_x86_body.h first, same namespace"
 #endif
+#if !defined(TESSERA_BODY_DOT_LOWBIT_X86)
+#error "dot_select_x86_body.h: include kernels/cpu/dot_lowbit_x86_body.h first, same namespace"
+#endif
 #if !defined(TESSERA_BODY_DOT_F16_BF16_X86)
 #error "dot_select_x86_body.h: include kernels/cpu/dot_f16_bf16_x86_body.h first, same namespace"
 #endif
@@ -50,6 +53,11 @@ inline MultiDotFn select_kernel(GgmlType weight) {
         case GgmlType::Q4_K: return one_row_quads_dot<Q4_KSupers, GgmlType::Q8_K>;
         case GgmlType::Q5_K: return one_row_quads_dot<Q5_KSupers, GgmlType::Q8_K>;
         case GgmlType::Q6_K: return one_row_quads_dot<Q6_KSupers, GgmlType::Q8_K>;
+        case GgmlType::Q2_K: return multi_dot<Q2_KTile>;
+        case GgmlType::Q3_K: return multi_dot<Q3_KTile>;
+        case GgmlType::IQ4_NL: return multi_dot<IQ4_NLTile>;
+        case GgmlType::IQ4_XS: return multi_dot<IQ4_XSTile>;
+        case GgmlType::MXFP4: return multi_dot<MXFP4Tile>;
         case GgmlType::F32: return multi_dot<F32Tile>;
         case GgmlType::F16: return multi_dot<F16Tile>;
         case GgmlType::BF16: return multi_dot<BF16Tile>;
