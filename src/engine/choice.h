@@ -45,6 +45,7 @@ struct Choice {
     std::optional<GrammarConstraint> constraint;         // this choice's own matcher and mask cache
     DraftLength draft_length;                            // follows this choice's acceptance
     bool draft_forced = false;                           // the pending draft is a grammar's forced tokens
+    std::vector<float> draft_probs;                      // a sampled draft's q per token (n_vocab each); empty: point masses
     std::vector<std::unique_ptr<Choice>> pending_forks;  // choices 1..n-1 until choice 0's prefill is done
     int32_t n_generated = 0;
     std::vector<int32_t> unsent_tokens;                  // tokens whose text is still held back

@@ -355,7 +355,7 @@ void Engine::Impl::process_logits(Choice& choice, const float* logits) {
 // passes; computing it on the pool while the next forward runs is a later
 // optimisation (issue 26, item 2).
 // Returns the token taken, or -1 when the choice ended without one.
-int32_t Engine::Impl::sample_token(Choice& choice, const float* logits) {
+int32_t Engine::Impl::sample_token(Choice& choice, const float* logits, int32_t draft, const float* draft_q) {
     std::span<const float> row(logits, static_cast<size_t>(model_.config().n_vocab));
     if (choice.constraint) {
         const auto start = std::chrono::steady_clock::now();
@@ -366,7 +366,8 @@ int32_t Engine::Impl::sample_token(Choice& choice, const float* logits) {
             return -1;
         }
     }
-    const int32_t token = choice.sampler.sample(row);
+    const int32_t token = draft_q ? choice.sampler.sample_speculative(row, draft, std::span<const float>(draft_q, row.size()))
+                                  : choice.sampler.sample(row);
     on_token(choice, row.data(), token);
     return token;
 }

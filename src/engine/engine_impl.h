@@ -57,7 +57,9 @@ private:
     void mark_pooled_rows(const Choice& choice, const BatchSequence& run);
     size_t pool_rows(Choice& choice, const BatchSequence& run, size_t row);
     void fork_siblings(Choice& leader, const float* logits);
-    int32_t sample_token(Choice& choice, const float* logits);
+    // `draft_q`, when given, is the distribution `draft` was drawn from
+    // (a sampled draft): the token comes from the speculative rule.
+    int32_t sample_token(Choice& choice, const float* logits, int32_t draft = -1, const float* draft_q = nullptr);
     const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
     void track(std::unique_ptr<Choice> choice);
     void on_token(Choice& choice, const float* logits, int32_t token);
@@ -99,6 +101,7 @@ private:
     std::vector<DraftRequest> draft_requests_;  // propose_drafts' scratch
     std::vector<int32_t> draft_run_;            // step's scratch: a run with its draft
     std::vector<std::vector<int32_t>> drafts_;  // propose_drafts' scratch
+    std::vector<std::vector<float>> draft_probs_;  // propose_drafts' scratch: a sampling drafter's q
     std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 // drafter for the next drafts (spec/ holds the drafters themselves).
 #include <algorithm>
 
+#include "core/check.h"
 #include "engine/engine_impl.h"
 #include "sample/sampler.h"
 
@@ -22,6 +23,8 @@ int32_t Engine::Impl::max_draft_for(const GenerationRequest& r) const {
 // row's token as well.
 void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const float* rows) {
     const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    const bool sampled_draft = !choice.draft_probs.empty();
+    TS_CHECK(!sampled_draft || choice.draft_probs.size() >= static_cast<size_t>(run.n_draft) * n_vocab);
     int32_t accepted = 0;
     for (int32_t i = 0; i <= run.n_draft && !choice.done; ++i) {
         // Row i is sampled with drafted tokens 0..i-1 accepted: their K/V
@@ -33,8 +36,12 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
             finish(choice, FinishReason::Error, valid.message());
             break;
         }
-        const int32_t token = sample_token(choice, logits);
-        if (i == run.n_draft || token != choice.seq.draft[static_cast<size_t>(i)]) break;
+        const bool drafted = i < run.n_draft;
+        const int32_t draft = drafted ? choice.seq.draft[static_cast<size_t>(i)] : -1;
+        const int32_t token = drafted && sampled_draft
+                                  ? sample_token(choice, logits, draft, choice.draft_probs.data() + static_cast<size_t>(i) * n_vocab)
+                                  : sample_token(choice, logits);
+        if (!drafted || token != draft) break;
         ++accepted;
     }
     if (choice.draft_forced) {
@@ -48,6 +55,7 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
         choice.draft_length.update(run.n_draft, accepted);
     }
     choice.draft_forced = false;
+    choice.draft_probs.clear();
     scheduler_.end_draft(&choice.seq);
 }
 
@@ -63,8 +71,10 @@ void Engine::Impl::propose_drafts() {
     if (!speculate && options_.spec.max_forced <= 0) return;
     draft_requests_.clear();
     drafts_.resize(sampled_.size());
+    draft_probs_.resize(sampled_.size());
     for (size_t i = 0; i < sampled_.size(); ++i) {
         Choice& c = *sampled_[i];
+        c.draft_probs.clear();  // a draft the scheduler dropped (preemption) leaves none behind
         if (c.done || c.seq.status != SeqStatus::Running || !c.pending_forks.empty()) continue;
         const auto len = static_cast<int64_t>(c.seq.tokens.size());
         const int64_t room = std::min<int64_t>(c.req->request.max_tokens - c.n_generated - 1, max_context_ - len);
@@ -77,12 +87,17 @@ void Engine::Impl::propose_drafts() {
         }
         const auto k = static_cast<int32_t>(std::min<int64_t>(c.draft_length.next(), room));
         if (!speculate || k <= 0) continue;
-        draft_requests_.push_back(DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i]});
+        draft_requests_.push_back(
+            DraftRequest{draft_key(c), c.seq.tokens, k, &drafts_[i], &c.sampler.params(), &draft_probs_[i]});
     }
     if (!draft_requests_.empty()) options_.spec.drafter->propose(draft_requests_);
     for (size_t i = 0; i < sampled_.size(); ++i) {
-        if (!drafts_[i].empty()) scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
+        if (!drafts_[i].empty()) {
+            scheduler_.set_draft(&sampled_[i]->seq, std::move(drafts_[i]));
+            std::swap(sampled_[i]->draft_probs, draft_probs_[i]);
+        }
         drafts_[i].clear();
+        draft_probs_[i].clear();
     }
 }
 

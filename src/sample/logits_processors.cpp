@@ -161,7 +161,13 @@ int32_t pick_greedy(const Candidates& c) {
 
 int32_t pick_random(Candidates& c, std::mt19937_64& rng) {
     softmax(c);
-    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
+    return draw(c, rng);
+}
+
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+int32_t draw(const Candidates& c, std::mt19937_64& rng) {
+    const double u = uniform01(rng);
     double cum = 0.0;
     for (const auto& t : c.items) {
         cum += t.p;

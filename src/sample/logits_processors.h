@@ -70,4 +70,10 @@ int32_t pick_greedy(const Candidates& c);
 // on every platform. At least one logit must be finite.
 int32_t pick_random(Candidates& c, std::mt19937_64& rng);
 
+// pick_random's draw alone: one token from the probabilities p already holds.
+int32_t draw(const Candidates& c, std::mt19937_64& rng);
+
+// A uniform double in [0, 1) from the top 53 bits of one 64-bit output.
+double uniform01(std::mt19937_64& rng);
+
 }  // namespace tessera

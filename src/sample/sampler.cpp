@@ -34,6 +34,12 @@ bool Sampler::penalties_active() const {
 int32_t Sampler::sample(std::span<const float> logits) {
     TS_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
     if (params_.greedy() && params_.logit_bias.empty() && !penalties_active()) return argmax(logits);
+    run_chain(logits);
+    if (params_.greedy()) return pick_greedy(candidates_);
+    return pick_random(candidates_, rng_);
+}
+
+void Sampler::run_chain(std::span<const float> logits) {
     Candidates& c = candidates_;
     c.reset_from(logits);
     if (penalties_active()) {
@@ -41,13 +47,57 @@ int32_t Sampler::sample(std::span<const float> logits) {
                         params_.presence_penalty, counts_);
     }
     apply_logit_bias(c, params_.logit_bias);
-    if (params_.greedy()) return pick_greedy(c);
+    if (params_.greedy()) return;
     top_k(c, params_.top_k);
     typical(c, params_.typical_p);
     top_p(c, params_.top_p);
     min_p(c, params_.min_p);
     apply_temperature(c, params_.temperature);
-    return pick_random(c, rng_);
+}
+
+int32_t Sampler::sample_with_distribution(std::span<const float> logits, std::span<float> q) {
+    TS_CHECK(q.size() == static_cast<size_t>(n_vocab_));
+    std::fill(q.begin(), q.end(), 0.0f);
+    if (params_.greedy()) {
+        const int32_t token = sample(logits);
+        q[static_cast<size_t>(token)] = 1.0f;
+        return token;
+    }
+    TS_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
+    run_chain(logits);
+    softmax(candidates_);
+    for (const TokenLogit& t : candidates_.items) q[static_cast<size_t>(t.id)] = t.p;
+    return draw(candidates_, rng_);
+}
+
+int32_t Sampler::sample_speculative(std::span<const float> logits, int32_t draft, std::span<const float> q) {
+    TS_CHECK(q.size() == static_cast<size_t>(n_vocab_) && draft >= 0 && draft < n_vocab_);
+    if (params_.greedy()) return sample(logits);
+    TS_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
+    run_chain(logits);
+    softmax(candidates_);
+    const auto q_of = [&](int32_t id) { return static_cast<double>(q[static_cast<size_t>(id)]); };
+    double p_draft = 0.0;
+    for (const TokenLogit& t : candidates_.items) {
+        if (t.id == draft) p_draft = t.p;
+    }
+    // Accept with probability min(1, p/q): u * q < p (q(draft) > 0, it was drawn from q).
+    if (uniform01(rng_) * q_of(draft) < p_draft) return draft;
+    // Rejected: p(draft) < q(draft), so the residual is zero at the draft.
+    double residual = 0.0;
+    for (const TokenLogit& t : candidates_.items) residual += std::max(0.0, t.p - q_of(t.id));
+    if (!(residual > 0.0)) return draw(candidates_, rng_);  // p <= q everywhere only by rounding: p itself
+    const double u = uniform01(rng_) * residual;
+    double cum = 0.0;
+    int32_t last = -1;
+    for (const TokenLogit& t : candidates_.items) {
+        const double r = std::max(0.0, t.p - q_of(t.id));
+        if (r <= 0.0) continue;
+        cum += r;
+        last = t.id;
+        if (u < cum) return t.id;
+    }
+    return last;  // rounding left cum a hair below u
 }
 
 // pick_greedy without the candidate list: the same token (the first of the

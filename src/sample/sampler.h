@@ -27,6 +27,20 @@ public:
     // accept() with whatever token the sequence actually takes.
     int32_t sample(std::span<const float> logits);
 
+    // sample() for a drafter that samples its drafts: also writes the
+    // chain's whole distribution to q (n_vocab entries, zero off the
+    // candidates), the q that sample_speculative's rule needs. Greedy
+    // parameters: the argmax, q its point mass.
+    int32_t sample_with_distribution(std::span<const float> logits, std::span<float> q);
+
+    // Speculative sampling's rule for a draft token drawn from q (spec/):
+    // accept it with probability min(1, p(draft) / q(draft)), p the chain's
+    // distribution over `logits`; otherwise draw from norm(max(0, p - q)),
+    // which never yields `draft`. The token returned is distributed exactly
+    // as sample()'s. Greedy parameters: sample() itself (a draft stands when
+    // it is the argmax).
+    int32_t sample_speculative(std::span<const float> logits, int32_t draft, std::span<const float> q);
+
     // Appends a token to the penalty history.
     void accept(int32_t token);
 
@@ -38,6 +52,9 @@ public:
 
 private:
     bool penalties_active() const;
+    // Penalties and bias, then (unless greedy) the truncations and the
+    // temperature, on candidates_.
+    void run_chain(std::span<const float> logits);
     int32_t argmax(std::span<const float> logits) const;
 
     SamplingParams params_;

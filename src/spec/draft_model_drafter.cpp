@@ -1,5 +1,6 @@
 // DraftModelDrafter: catch up each sequence's draft-side K/V to the target's
-// accepted tokens, then draft greedily, all sequences in one batch per step.
+// accepted tokens, then draft (greedy, or sampled with q), all sequences in
+// one batch per step.
 #include "spec/draft_model_drafter.h"
 
 #include <algorithm>
@@ -11,6 +12,17 @@ namespace {
 
 int32_t argmax(const float* row, int32_t n) {
     return static_cast<int32_t>(std::max_element(row, row + n) - row);
+}
+
+// The draft side's chain: the sequence's own, without penalties (the draft
+// keeps no token history; any q is exact, this one is merely close to p),
+// on a random stream apart from the target's.
+SamplingParams draft_chain(SamplingParams p) {
+    p.repeat_penalty = 1.0f;
+    p.frequency_penalty = 0.0f;
+    p.presence_penalty = 0.0f;
+    p.seed ^= 0x9e3779b97f4a7c15ULL;
+    return p;
 }
 
 }  // namespace
@@ -98,21 +110,35 @@ void DraftModelDrafter::propose(std::span<DraftRequest> requests) {
             forget(r.seq_id);  // no KV to spare: no draft this time, a fresh start next time
             continue;
         }
+        if (r.sampling && !r.sampling->greedy() && r.probs && !seq.sampler) {
+            seq.sampler.emplace(draft_chain(*r.sampling), model_->config().n_vocab);
+        }
         active.push_back({&r, &seq, r.tokens.subspan(seq.tokens.size())});
     }
     for (int32_t step = 0; !active.empty(); ++step) {
         if (!run(active).ok()) return;  // drafts so far stand; a draft is only ever a proposal
-        const int32_t n_vocab = model_->config().n_vocab;
+        const auto n_vocab = static_cast<size_t>(model_->config().n_vocab);
         std::vector<Active> still;
-        next_.clear();
         for (size_t i = 0; i < active.size(); ++i) {
             Active& a = active[i];
-            a.request->out->push_back(argmax(logits_.data() + i * static_cast<size_t>(n_vocab), n_vocab));
+            const int32_t token = next_token(a, logits_.data() + i * n_vocab);
+            if (token < 0) continue;
+            a.request->out->push_back(token);
             if (static_cast<int32_t>(a.request->out->size()) < a.request->max_tokens) still.push_back(a);
         }
         active = std::move(still);
         for (Active& a : active) a.pending = std::span<const int32_t>(&a.request->out->back(), 1);
     }
+}
+
+int32_t DraftModelDrafter::next_token(Active& a, const float* row) {
+    const int32_t n_vocab = model_->config().n_vocab;
+    if (!a.seq->sampler || !a.request->probs) return argmax(row, n_vocab);
+    const std::span<const float> logits(row, static_cast<size_t>(n_vocab));
+    if (!check_logits(logits).ok()) return -1;  // the sampler refuses such a row; the target never sees it
+    std::vector<float>& probs = *a.request->probs;
+    probs.resize(probs.size() + static_cast<size_t>(n_vocab));
+    return a.seq->sampler->sample_with_distribution(logits, std::span<float>(probs).last(static_cast<size_t>(n_vocab)));
 }
 
 Status DraftModelDrafter::run(std::vector<Active>& active) {

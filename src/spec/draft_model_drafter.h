@@ -1,6 +1,7 @@
 // Drafts from a smaller model with the target's vocabulary (a draft model):
-// greedy continuations, so each draft is a point mass and the engine's
-// accept-while-equal rule keeps the target's distribution (spec/drafter.h).
+// greedy continuations for greedy sequences (point masses), and for sampled
+// ones tokens drawn through the sequence's own chain (without penalties),
+// with their distributions q for the engine's rejection rule (spec/drafter.h).
 // The draft model keeps its own paged KV cache: each sequence's draft-side
 // tokens are compared with the target's accepted tokens on every call, the
 // K/V past the common prefix is recomputed, and all sequences draft
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "model/batch.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "sample/sampler.h"
 #include "spec/drafter.h"
 #include "tokenizer/tokenizer.h"
 
@@ -47,6 +50,7 @@ private:
     struct DraftSeq {
         std::vector<int32_t> tokens;       // tokens whose K/V the draft cache holds, in order
         std::vector<int32_t> block_table;  // slots of whole blocks
+        std::optional<Sampler> sampler;    // a sampled sequence's draft chain, its own random stream
     };
     struct Active {
         DraftRequest* request;
@@ -60,6 +64,9 @@ private:
     // Runs every active sequence's pending tokens, in chunks; afterwards
     // logits_ holds one row per active sequence (its last token's).
     Status run(std::vector<Active>& active);
+    // The next draft token from one row of draft logits; -1 when the row
+    // cannot be sampled (no finite logit: that sequence's draft ends there).
+    int32_t next_token(Active& a, const float* row);
 
     std::unique_ptr<Model> model_;
     DraftModelOptions options_;
@@ -68,7 +75,6 @@ private:
     std::unordered_map<uint64_t, DraftSeq> seqs_;
     Batch batch_;
     std::vector<float> logits_;
-    std::vector<int32_t> next_;  // run's scratch: one token per active sequence
 };
 
 // Empty when the vocabularies agree; otherwise what differs.
