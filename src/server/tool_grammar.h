@@ -15,15 +15,18 @@ namespace tessera {
 
 // GBNF for the request's forced calls: one call, or with parallel_tool_calls
 // one to eight. Per family:
-//   Hermes   <tool_call>\n{"name":..,"arguments":{..}}\n</tool_call>, calls separated by "\n"
-//   Llama3   {"name":..,"parameters":{..}}, calls separated by "; "
-//   Mistral  [TOOL_CALLS][{"name":..,"arguments":{..}},...]
-//   Generic  {"tool_calls":[{"name":..,"arguments":{..}},...]}
-// The JSON is compact (grammar/json_schema.h). Parameter schemas may use
-// $ref only into their own $defs / definitions (merged for all tools; a name
-// two tools define differently is refused); a keyword json_schema.h does not
-// support is refused, naming it and the tool. The DeepSeek family is
-// refused (not yet built).
+//   Hermes          <tool_call>\n{"name":..,"arguments":{..}}\n</tool_call>, calls separated by "\n"
+//   Llama3          {"name":..,"parameters":{..}}, calls separated by "; "
+//   Mistral         [TOOL_CALLS][{"name":..,"arguments":{..}},...]
+//   DeepSeek        <｜tool▁calls▁begin｜> calls separated by "\n" <｜tool▁calls▁end｜>, each
+//                   <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{..}\n```<｜tool▁call▁end｜>
+//   FunctionaryV31  <function=NAME>{..}</function>, calls separated by "\n"
+//   FunctionaryV32  NAME\n{..}, calls separated by ">>>" (the prompt holds the first ">>>")
+//   Generic         {"tool_calls":[{"name":..,"arguments":{..}},...]}
+// The JSON is compact (grammar/json_schema.h). Each function's parameters
+// schema is compiled on its own (its rules named args-<i>-..., so schemas
+// never share a rule; its $refs resolve in it); a keyword json_schema.h
+// does not support is refused, naming it and the tool.
 Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily family,
                                      const GrammarLimits& limits = {});
 Expected<Grammar> compile_tool_call_grammar(const ToolRequest& tools, ToolCallFamily family,

@@ -139,14 +139,58 @@ TEST(ToolGrammar, RefusesWhatItCannotEnforce) {
     auto g = tool_call_gbnf(bad, ToolCallFamily::Hermes);
     ASSERT_FALSE(g.ok());
     EXPECT_NE(g.error().find("'not'"), std::string::npos) << g.error();
-    ToolRequest root_ref;
-    ASSERT_FALSE(read_tool_request(*parse_json(R"({"tool_choice": "required", "tools": [{"type": "function", "function":
-        {"name": "f", "parameters": {"type": "object", "properties": {"n": {"$ref": "#"}}}}}]})"), root_ref));
-    EXPECT_FALSE(tool_call_gbnf(root_ref, ToolCallFamily::Hermes).ok());
     EXPECT_FALSE(tool_call_gbnf(read_ok(""), ToolCallFamily::Hermes).ok());  // auto: nothing to force
-    auto deepseek = tool_call_gbnf(read_ok(R"(, "tool_choice": "required")"), ToolCallFamily::DeepSeek);
-    ASSERT_FALSE(deepseek.ok());
-    EXPECT_NE(deepseek.error().find("deepseek"), std::string::npos);
+}
+
+// Each tool's schema compiles in its own namespace: a recursive "#" ref and
+// two tools defining the same $defs name differently both work.
+TEST(ToolGrammar, ToolSchemasDoNotShareRules) {
+    ToolRequest tools;
+    ASSERT_FALSE(read_tool_request(*parse_json(R"({"tool_choice": "required", "tools": [
+        {"type": "function", "function": {"name": "tree", "parameters": {"type": "object",
+          "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["kids"]}}},
+        {"type": "function", "function": {"name": "a", "parameters": {"type": "object",
+          "properties": {"v": {"$ref": "#/$defs/x"}}, "required": ["v"], "$defs": {"x": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "b", "parameters": {"type": "object",
+          "properties": {"v": {"$ref": "#/$defs/x"}}, "required": ["v"], "$defs": {"x": {"type": "string"}}}}}]})"),
+                                   tools));
+    auto g = compile_tool_call_grammar(tools, ToolCallFamily::Hermes);
+    ASSERT_TRUE(g.ok()) << g.error();
+    auto call = [](const std::string& json) { return "<tool_call>\n" + json + "\n</tool_call>"; };
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"tree","arguments":{"kids":[{"kids":[]},{"kids":[{"kids":[]}]}]}})")));
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"a","arguments":{"v":3}})")));
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"b","arguments":{"v":"3"}})")));
+    EXPECT_FALSE(accepts(*g, call(R"({"name":"a","arguments":{"v":"3"}})")));
+    EXPECT_FALSE(accepts(*g, call(R"({"name":"b","arguments":{"v":3}})")));
+}
+
+// The families that write the name outside the JSON: the grammar admits
+// exactly the calls the parser reads back.
+TEST(ToolGrammar, NameOutsideTheJsonFamilies) {
+    const std::string required = R"(, "tool_choice": "required")";
+    const std::string named = R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})";
+    const std::string ds_call = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{\"tz\":\"UTC\"}\n```<｜tool▁call▁end｜>";
+    const std::string ds_ping = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>ping\n```json\n{}\n```<｜tool▁call▁end｜>";
+    const std::string ds = "<｜tool▁calls▁begin｜>" + ds_call + "\n" + ds_ping + "<｜tool▁calls▁end｜>";
+    EXPECT_TRUE(accepts(forced(required, ToolCallFamily::DeepSeek), ds));
+    const Grammar ds_named = forced(named, ToolCallFamily::DeepSeek);
+    EXPECT_FALSE(accepts(ds_named, ds));  // ping is not the named one
+    EXPECT_TRUE(accepts(ds_named, "<｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜>"));
+    auto parsed = parse_tool_calls(ds, ToolCallFamily::DeepSeek);
+    ASSERT_EQ(parsed.calls.size(), 2u);
+    EXPECT_EQ(parsed.calls[0].arguments, "{\"tz\":\"UTC\"}");
+
+    const std::string v31 = "<function=get_weather>{\"location\":\"Paris\"}</function>\n<function=ping>{}</function>";
+    EXPECT_TRUE(accepts(forced(required, ToolCallFamily::FunctionaryV31), v31));
+    EXPECT_FALSE(accepts(forced(named, ToolCallFamily::FunctionaryV31), v31));
+    EXPECT_EQ(parse_tool_calls(v31, ToolCallFamily::FunctionaryV31).calls.size(), 2u);
+
+    const std::string v32 = "get_time\n{\"tz\":\"UTC\"}>>>get_time\n{\"tz\":\"CET\"}";
+    EXPECT_TRUE(accepts(forced(named, ToolCallFamily::FunctionaryV32), v32));
+    EXPECT_FALSE(accepts(forced(named, ToolCallFamily::FunctionaryV32), "all\nhi"));
+    auto v32_calls = parse_tool_calls(v32, ToolCallFamily::FunctionaryV32);
+    ASSERT_EQ(v32_calls.calls.size(), 2u);
+    EXPECT_EQ(v32_calls.calls[1].arguments, "{\"tz\":\"CET\"}");
 }
 
 TEST(ToolResponse, MessageToolCallsAndFinishReason) {
