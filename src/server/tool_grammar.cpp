@@ -85,6 +85,18 @@ Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily fa
            json_primitives_gbnf();
 }
 
+std::vector<int32_t> tool_call_marker_tokens(const Tokenizer& tokenizer, ToolCallFamily family) {
+    std::vector<int32_t> out;
+    for (std::string_view marker : tool_call_markers(family)) {
+        const std::vector<int32_t> ids = tokenizer.encode(marker, {.parse_special = true});
+        if (ids.size() == 1 && tokenizer.token_to_piece(ids[0]).empty() &&
+            tokenizer.token_to_piece(ids[0], {.render_special = true}) == marker) {
+            out.push_back(ids[0]);
+        }
+    }
+    return out;
+}
+
 Expected<Grammar> compile_tool_call_grammar(const ToolRequest& tools, ToolCallFamily family,
                                             const GrammarLimits& limits) {
     std::string gbnf;

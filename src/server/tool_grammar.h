@@ -5,11 +5,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "grammar/grammar.h"
 #include "server/tool_request.h"
 #include "template/tool_calls.h"
+#include "tokenizer/tokenizer.h"
 
 namespace tessera {
 
@@ -29,6 +31,12 @@ namespace tessera {
 // does not support is refused, naming it and the tool.
 Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily family,
                                      const GrammarLimits& limits = {});
+// The family's markers (tool_call_markers) that this vocabulary holds as
+// control tokens: one token each, without bytes of its own. Decoding under
+// the grammar lets them stand for their text (GenerationConstraint::
+// marker_tokens), so a forced call opens with the token the model knows.
+std::vector<int32_t> tool_call_marker_tokens(const Tokenizer& tokenizer, ToolCallFamily family);
+
 Expected<Grammar> compile_tool_call_grammar(const ToolRequest& tools, ToolCallFamily family,
                                             const GrammarLimits& limits = {});
 

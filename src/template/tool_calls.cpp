@@ -352,6 +352,20 @@ const char* tool_call_family_name(ToolCallFamily family) {
     return "generic";
 }
 
+std::vector<std::string_view> tool_call_markers(ToolCallFamily family) {
+    switch (family) {
+        case ToolCallFamily::Hermes: return {kHermesOpen, kHermesClose};
+        case ToolCallFamily::Llama3: return {kPythonTag};
+        case ToolCallFamily::Mistral: return {kMistralMarker};
+        case ToolCallFamily::DeepSeek:
+            return {kDeepSeekCalls, kDeepSeekCallsEnd, kDeepSeekCall, kDeepSeekSep, kDeepSeekCallEnd};
+        case ToolCallFamily::FunctionaryV31:
+        case ToolCallFamily::FunctionaryV32:
+        case ToolCallFamily::Generic: break;
+    }
+    return {};
+}
+
 ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
     switch (family) {
         case ToolCallFamily::Hermes: return parse_hermes(text);

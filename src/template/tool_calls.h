@@ -38,6 +38,9 @@ enum class ToolCallFamily {
 
 ToolCallFamily tool_call_family(std::string_view template_source);
 const char* tool_call_family_name(ToolCallFamily family);
+// The fixed marker strings of the family's call syntax (those a vocabulary
+// may hold as control tokens: Mistral's [TOOL_CALLS], DeepSeek's five).
+std::vector<std::string_view> tool_call_markers(ToolCallFamily family);
 
 struct ToolCall {
     std::string name;

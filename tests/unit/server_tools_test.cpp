@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "grammar/matcher.h"
+#include "grammar/token_mask.h"
+#include "sample/grammar_constraint.h"
 #include "server/openai_response.h"
 #include "server/tool_grammar.h"
 #include "server/tool_request.h"
 #include "server/tool_response.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer.h"
 
 namespace tessera {
 namespace {
@@ -191,6 +195,72 @@ TEST(ToolGrammar, NameOutsideTheJsonFamilies) {
     auto v32_calls = parse_tool_calls(v32, ToolCallFamily::FunctionaryV32);
     ASSERT_EQ(v32_calls.calls.size(), 2u);
     EXPECT_EQ(v32_calls.calls[1].arguments, "{\"tz\":\"CET\"}");
+}
+
+// A byte-level vocabulary whose Mistral marker is a control token, as in
+// Mistral's own: 256 byte tokens, then [TOOL_CALLS] (control), </s>, "ab".
+constexpr int32_t kToolCallsToken = 256;
+constexpr int32_t kEndToken = 257;
+
+Tokenizer marker_tokenizer() {
+    ByteLevelMap map;
+    VocabSpec s;
+    s.kind = VocabKind::Bpe;
+    s.pre = "gpt-2";
+    for (int b = 0; b < 256; ++b) s.tokens.push_back(map.byte_text(static_cast<uint8_t>(b)));
+    s.types.assign(256, static_cast<int32_t>(TokenType::Normal));
+    for (const char* special : {"[TOOL_CALLS]", "</s>"}) {
+        s.tokens.push_back(special);
+        s.types.push_back(static_cast<int32_t>(TokenType::Control));
+    }
+    s.tokens.push_back("ab");  // BPE needs a merge
+    s.types.push_back(static_cast<int32_t>(TokenType::Normal));
+    s.merges.push_back("a b");
+    s.eos = kEndToken;
+    auto vocab = Vocab::create(std::move(s));
+    EXPECT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    EXPECT_TRUE(tok.ok()) << tok.error();
+    return std::move(*tok);
+}
+
+// A forced Mistral call opens with the [TOOL_CALLS] control token, which the
+// mask allows only where the grammar admits its text; the output, rendered
+// with that token's text, parses as the call.
+TEST(ToolGrammar, ControlTokenMarkerIsAllowedWhereTheGrammarWantsIt) {
+    const Tokenizer tok = marker_tokenizer();
+    EXPECT_EQ(tool_call_marker_tokens(tok, ToolCallFamily::Mistral), std::vector<int32_t>{kToolCallsToken});
+    EXPECT_TRUE(tool_call_marker_tokens(tok, ToolCallFamily::DeepSeek).empty());  // spelled in bytes here
+    const auto vocab = std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(tok));
+    const auto grammar = std::make_shared<const Grammar>(
+        forced(R"(, "tool_choice": {"type": "function", "function": {"name": "ping"}}, "parallel_tool_calls": false)",
+               ToolCallFamily::Mistral));
+    auto allowed = [](GrammarConstraint& c, int32_t token) {
+        std::vector<float> logits(kEndToken + 2, 0.0f);
+        const auto row = c.mask(logits);
+        return !row.empty() && row[static_cast<size_t>(token)] == 0.0f;
+    };
+    GrammarConstraint plain(grammar, vocab);  // no markers: control tokens never pass
+    EXPECT_FALSE(allowed(plain, kToolCallsToken));
+    EXPECT_TRUE(allowed(plain, '['));
+
+    GrammarConstraint c(grammar, vocab, {{kToolCallsToken, "[TOOL_CALLS]"}});
+    EXPECT_TRUE(allowed(c, kToolCallsToken));
+    EXPECT_TRUE(allowed(c, '['));  // the text spelled in bytes stays allowed
+    EXPECT_EQ(c.forced_tokens(8), std::vector<int32_t>{kToolCallsToken});  // jump-forward drafts the marker
+    ASSERT_TRUE(c.accept(kToolCallsToken));
+    std::vector<int32_t> out = {kToolCallsToken};
+    EXPECT_FALSE(allowed(c, kToolCallsToken));  // not where the grammar wants '['
+    for (int32_t t : c.forced_tokens(64)) {
+        ASSERT_TRUE(c.accept(t));
+        out.push_back(t);
+    }
+    EXPECT_TRUE(c.complete());
+    const std::string text = tok.decode(out, {.render_special = true});
+    EXPECT_EQ(text, "[TOOL_CALLS][{\"name\":\"ping\",\"arguments\":{}}]");
+    auto parsed = parse_tool_calls(text, ToolCallFamily::Mistral);
+    ASSERT_EQ(parsed.calls.size(), 1u);
+    EXPECT_EQ(parsed.calls[0].name, "ping");
 }
 
 TEST(ToolResponse, MessageToolCallsAndFinishReason) {
