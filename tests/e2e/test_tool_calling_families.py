@@ -5,9 +5,12 @@
 # that family's call syntax, and the text comes back as message.tool_calls and
 # as streamed tool-call deltas. The Functionary templates are small ones in
 # their shape written for these tests (tests/e2e/templates/); DeepSeek's is
-# the shared fixture.
+# the shared fixture. A tiny model whose [TOOL_CALLS] is a control token
+# shows the marker emitted as that one token.
 import json
 import pathlib
+import subprocess
+import sys
 
 import openai
 import pytest
@@ -81,3 +84,38 @@ def test_tool_result_comes_back(family_client):
     r = family_client.chat.completions.create(model=MODEL_ID, messages=history, tools=[WEATHER], temperature=0,
                                               max_tokens=16)
     assert r.choices[0].finish_reason in ("stop", "length", "tool_calls")
+
+
+@pytest.fixture(scope="module")
+def mistral_marker_server(tmp_path_factory, tessera_bin):
+    # A tiny random-weight model whose vocabulary holds [TOOL_CALLS] as a
+    # control token, as Mistral's does, under a short Mistral-shaped template
+    # (the model's context is 128 tokens).
+    template = ROOT / "tests" / "e2e" / "templates" / "mistral_tiny.jinja"
+    path = tmp_path_factory.mktemp("marker") / "tiny.gguf"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_tiny_model.py"), "--out", str(path),
+                    "--variant", "gqa", "--control-token", "[TOOL_CALLS]"], check=True)
+    srv = ServerProcess(tessera_bin, str(path), ["--chat-template", str(template)])
+    yield srv
+    assert srv.stop() == 0, srv.final_log
+
+
+def test_control_token_marker_opens_a_forced_call(mistral_marker_server):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import make_tiny_model as tiny
+    marker_id = tiny.vocab(("[TOOL_CALLS]",))[0].index("[TOOL_CALLS]")
+    client = openai.OpenAI(base_url=mistral_marker_server.base_url + "/v1", api_key="x", max_retries=0, timeout=120)
+    # The bias makes the marker token win wherever the mask lets it through;
+    # masks never allow control tokens unless the request names them.
+    # (The text stays admitted inside the tz string too, so there the bias
+    # writes it as well.)
+    r = client.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": "Time?"}],
+                                       tools=[TIME], temperature=0,
+                                       tool_choice={"type": "function", "function": {"name": "get_time"}},
+                                       parallel_tool_calls=False, max_tokens=66, logprobs=True,
+                                       logit_bias={str(marker_id): 100})
+    choice = r.choices[0]
+    assert choice.logprobs.content[0].token == "[TOOL_CALLS]"  # one token, not the text spelled in bytes
+    assert choice.finish_reason == "tool_calls", choice.message.content
+    assert [c.function.name for c in choice.message.tool_calls] == ["get_time"]
+    assert isinstance(json.loads(choice.message.tool_calls[0].function.arguments)["tz"], str)
