@@ -184,7 +184,9 @@ def byte_tokens() -> list[str]:
     return [chars[b] for b in range(256)]
 
 
-def vocab() -> tuple[list[str], list[str], list[int]]:
+def vocab(control: tuple[str, ...] = ()) -> tuple[list[str], list[str], list[int]]:
+    """Byte tokens, letter-pair merges, the `control` tokens, then
+    <|endoftext|> (last, so its id is the vocabulary size - 1)."""
     tokens = byte_tokens()
     letters = "etaoinshrdlucmfwypvbgkjqxz"
     merges = []
@@ -195,13 +197,14 @@ def vocab() -> tuple[list[str], list[str], list[int]]:
             if a != b:
                 merges.append(f"{a} {b}")
                 tokens.append(a + b)
-    tokens.append("<|endoftext|>")
-    types = [1] * (len(tokens) - N_SPECIAL) + [3] * N_SPECIAL  # 1 normal, 3 control
+    tokens += list(control) + ["<|endoftext|>"]
+    n_control = len(control) + N_SPECIAL
+    types = [1] * (len(tokens) - n_control) + [3] * n_control  # 1 normal, 3 control
     return tokens, merges, types
 
 
-def add_vocab(w: gguf.GGUFWriter) -> int:
-    tokens, merges, types = vocab()
+def add_vocab(w: gguf.GGUFWriter, control: tuple[str, ...] = ()) -> int:
+    tokens, merges, types = vocab(control)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
@@ -269,7 +272,7 @@ def random_tensors(rng: np.random.Generator, arch: str, n_head: int, n_kv: int, 
 def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tied: bool = False,
                 seed: int = 0, rope_scale: float | None = None, freq_base: float | None = None,
                 with_vocab: bool = True, rope_scaling: str = "linear", rope_orig_ctx: int = 0,
-                rope_freqs: bool = False) -> None:
+                rope_freqs: bool = False, control_tokens: tuple[str, ...] = ()) -> None:
     arch, n_head, n_kv, hd = VARIANTS[variant]
     eps, default_base, rope_mode = ARCH_DEFAULTS[arch]
     if rope is not None and rope != rope_mode:
@@ -310,7 +313,7 @@ def write_model(out: str, variant: str, wtype: str, rope: str | None = None, tie
         # Llama 3 style per-dimension frequency divisors, stored as a tensor.
         factors = np.random.default_rng(seed + 99).uniform(1.0, 8.0, hd // 2).astype(np.float32)
         w.add_tensor("rope_freqs.weight", factors)
-    n_vocab = add_vocab(w) if with_vocab else N_MERGES + 256 + N_SPECIAL
+    n_vocab = add_vocab(w, control_tokens) if with_vocab else N_MERGES + 256 + N_SPECIAL
     rng = np.random.default_rng(seed)
     for name, value in random_tensors(rng, arch, n_head, n_kv, hd, n_vocab, tied, n_layer).items():
         if value.ndim == 1:  # norms and biases stay F32
@@ -339,10 +342,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tied", action="store_true", help="no output.weight; reuse token_embd")
     ap.add_argument("--no-vocab", action="store_true", help="omit the tokenizer metadata")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--control-token", action="append", default=[],
+                    help="add a control token with this text before <|endoftext|> (repeatable)")
     a = ap.parse_args(argv)
     try:
         write_model(a.out, a.variant, a.wtype, a.rope, a.tied, a.seed, a.rope_scale, a.freq_base,
-                    not a.no_vocab, a.rope_scaling, a.rope_orig_ctx, a.rope_freqs)
+                    not a.no_vocab, a.rope_scaling, a.rope_orig_ctx, a.rope_freqs, tuple(a.control_token))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

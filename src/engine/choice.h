@@ -16,6 +16,7 @@
 #include "sched/sequence.h"
 #include "spec/draft_length.h"
 #include "tokenizer/detokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace tessera {
 
@@ -32,8 +33,15 @@ struct Choice {
     Choice(std::shared_ptr<RequestState> r, int32_t idx, const Tokenizer& tok, int32_t n_vocab,
            const std::shared_ptr<const TokenVocabulary>& vocab, DraftLength draft)
         : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
-          stops(req->request.stop), detok(tok), draft_length(draft) {
-        if (req->request.constraint) constraint.emplace(req->request.constraint.grammar, vocab);
+          stops(req->request.stop),
+          // Only markers and end tokens pass a grammar's mask among the control tokens.
+          detok(tok, {.render_special = !req->request.constraint.marker_tokens.empty()}), draft_length(draft) {
+        if (!req->request.constraint) return;
+        std::vector<MarkerToken> markers;
+        for (int32_t id : req->request.constraint.marker_tokens) {
+            markers.push_back({id, tok.token_to_piece(id, {.render_special = true})});
+        }
+        constraint.emplace(req->request.constraint.grammar, vocab, std::move(markers));
     }
 
     std::shared_ptr<RequestState> req;

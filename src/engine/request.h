@@ -40,6 +40,10 @@ struct RequestLimits {
 struct GenerationConstraint {
     std::shared_ptr<const Grammar> grammar;  // null: unconstrained
     double compile_seconds = 0.0;            // for the metrics; 0 when unknown
+    // Control tokens the grammar may emit where it admits their text (a
+    // tool-call family's markers: sample/grammar_constraint.h); the output
+    // then shows their text.
+    std::vector<int32_t> marker_tokens;
 
     explicit operator bool() const { return grammar != nullptr; }
 };

@@ -1,4 +1,4 @@
-// JSON Schema -> GBNF: one rule per schema node (named r<N>), shared
+// JSON Schema -> GBNF: one rule per schema node (named <name>-r<N>), shared
 // primitive rules emitted once, $ref targets named before their body is
 // compiled so recursion closes. Nesting is bounded by GrammarLimits.
 #include "grammar/json_schema.h"
@@ -74,16 +74,17 @@ const std::set<std::string>& annotations() {
 
 class SchemaCompiler {
 public:
-    SchemaCompiler(const json& root, const GrammarLimits& limits) : root_(root), limits_(limits) {}
+    SchemaCompiler(const json& root, const std::string& name, const GrammarLimits& limits)
+        : root_(root), name_(name), limits_(limits) {}
 
     Expected<std::string> run() {
         std::string top;
         TS_ASSIGN_OR_RETURN(top, node(root_, "#", 0));
-        return "root ::= " + top + "\n" + rules_ + kPrimitives;
+        return name_ + " ::= " + top + "\n" + rules_;
     }
 
 private:
-    std::string fresh() { return "r" + std::to_string(next_++); }
+    std::string fresh() { return name_ + "-r" + std::to_string(next_++); }
     void emit(const std::string& name, const std::string& body) { rules_ += name + " ::= " + body + "\n"; }
 
     Status unsupported(const std::string& keyword, const std::string& where) const {
@@ -342,6 +343,7 @@ private:
     }
 
     const json& root_;
+    std::string name_;
     GrammarLimits limits_;
     std::string rules_;
     std::map<std::string, std::string> refs_;
@@ -351,13 +353,22 @@ private:
 
 }  // namespace
 
-Expected<std::string> json_schema_to_gbnf(std::string_view schema_json, const GrammarLimits& limits) {
+Expected<std::string> json_schema_rules(std::string_view schema_json, const std::string& name,
+                                        const GrammarLimits& limits) {
     if (schema_json.size() > limits.max_source_bytes) {
         return Status::error("JSON Schema too large: over " + std::to_string(limits.max_source_bytes) + " bytes");
     }
     const json schema = json::parse(schema_json, nullptr, /*allow_exceptions=*/false);
     if (schema.is_discarded()) return Status::error("JSON Schema is not valid JSON");
-    return SchemaCompiler(schema, limits).run();
+    return SchemaCompiler(schema, name, limits).run();
+}
+
+const char* json_primitives_gbnf() { return kPrimitives; }
+
+Expected<std::string> json_schema_to_gbnf(std::string_view schema_json, const GrammarLimits& limits) {
+    std::string rules;
+    TS_ASSIGN_OR_RETURN(rules, json_schema_rules(schema_json, "root", limits));
+    return rules + kPrimitives;
 }
 
 Expected<Grammar> compile_json_schema(std::string_view schema_json, const GrammarLimits& limits) {

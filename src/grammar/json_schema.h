@@ -23,6 +23,14 @@ namespace tessera {
 // annotations (title, description, ...). Any other keyword is an error that
 // names it.
 Expected<std::string> json_schema_to_gbnf(std::string_view schema_json, const GrammarLimits& limits = {});
+
+// The same without the grammar around it, so several schemas share one
+// grammar (a tool call per function): rules defining `name`, helper rules
+// named `name`-r<N>, referring to the json-* rules of
+// json_primitives_gbnf(), which the caller adds once.
+Expected<std::string> json_schema_rules(std::string_view schema_json, const std::string& name,
+                                        const GrammarLimits& limits = {});
+const char* json_primitives_gbnf();
 Expected<Grammar> compile_json_schema(std::string_view schema_json, const GrammarLimits& limits = {});
 
 // Any JSON object (response_format json_object).

@@ -11,15 +11,28 @@
 namespace tessera {
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
-                                     std::shared_ptr<const TokenVocabulary> vocab)
-    : matcher_(std::move(grammar)), vocab_(std::move(vocab)) {
+                                     std::shared_ptr<const TokenVocabulary> vocab, std::vector<MarkerToken> markers)
+    : matcher_(std::move(grammar)), vocab_(std::move(vocab)), markers_(std::move(markers)) {
     TS_CHECK(vocab_ != nullptr);
+    for (const MarkerToken& m : markers_) TS_CHECK(m.id >= 0 && m.id < vocab_->n_tokens() && !m.text.empty());
+}
+
+const MarkerToken* GrammarConstraint::marker(int32_t token) const {
+    for (const MarkerToken& m : markers_) {
+        if (m.id == token) return &m;
+    }
+    return nullptr;
 }
 
 std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
     const auto n = static_cast<size_t>(vocab_->n_tokens());
     TS_CHECK(logits.size() == n);
     cache_.compute(matcher_, *vocab_, allowed_);
+    for (const MarkerToken& m : markers_) {  // a few, each tried on the live matcher and rolled back
+        if (!matcher_.advance(m.text)) continue;
+        matcher_.rollback(m.text.size());
+        allowed_[static_cast<size_t>(m.id) >> 6] |= uint64_t{1} << (m.id & 63);
+    }
     masked_.assign(n, -std::numeric_limits<float>::infinity());
     bool any = false;
     // Word by word: most words of a mask are all zero or all one.
@@ -39,6 +52,7 @@ std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
 bool GrammarConstraint::accept(int32_t token) {
     TS_CHECK(token >= 0 && token < vocab_->n_tokens());
     if (is_end_token(token)) return matcher_.accepting();
+    if (const MarkerToken* m = marker(token)) return matcher_.advance(m->text);
     const std::string& bytes = vocab_->bytes(token);
     return !bytes.empty() && matcher_.advance(bytes);
 }
@@ -47,7 +61,14 @@ std::vector<int32_t> GrammarConstraint::forced_tokens(int32_t max_tokens) {
     if (max_tokens <= 0) return {};
     // Tokens seldom pass 16 bytes: 16 a token bounds the walk without
     // cutting a draft short.
-    const std::string bytes = forced_bytes(matcher_, static_cast<size_t>(max_tokens) * 16);
+    std::string bytes = forced_bytes(matcher_, static_cast<size_t>(max_tokens) * 16);
+    size_t cut = bytes.size();
+    for (const MarkerToken& m : markers_) {
+        const size_t at = bytes.find(m.text);
+        if (at == 0) return {m.id};
+        cut = std::min(cut, at);
+    }
+    bytes.resize(cut);
     return split_longest_first(*vocab_, bytes, static_cast<size_t>(max_tokens));
 }
 

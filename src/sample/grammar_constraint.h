@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "grammar/matcher.h"
@@ -14,9 +15,21 @@
 
 namespace tessera {
 
+// A control token the grammar may emit as its text: masks never allow
+// tokens without bytes (grammar/token_mask.h), but a tool-call family's
+// marker, such as Mistral's [TOOL_CALLS], is a control token in the model's
+// vocabulary and the one the model was trained to write.
+struct MarkerToken {
+    int32_t id;
+    std::string text;
+};
+
 class GrammarConstraint {
 public:
-    GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab);
+    // `markers`: allowed wherever the grammar admits their whole text next
+    // (spelling that text in ordinary tokens stays allowed too).
+    GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab,
+                      std::vector<MarkerToken> markers = {});
 
     // The logits with every token the grammar forbids set to -inf (the end-
     // of-generation tokens allowed only where the grammar accepts), in a
@@ -25,13 +38,16 @@ public:
     // logits.size() must equal the vocabulary's size.
     std::span<const float> mask(std::span<const float> logits);
 
-    // Advances by the token's bytes (none for an end-of-generation token);
+    // Advances by the token's bytes (a marker's text; none for an
+    // end-of-generation token);
     // false, state unchanged, when the grammar rejects them.
     bool accept(int32_t token);
 
     // Jump-forward: the tokens of the continuation the grammar forces from
     // here (grammar/forced.h), at most max_tokens; empty where the next byte
-    // is a choice or the output may end.
+    // is a choice or the output may end. A marker's text is drafted as the
+    // marker: alone when the continuation starts with it, else the draft
+    // stops before it.
     std::vector<int32_t> forced_tokens(int32_t max_tokens);
 
     // The output so far is a whole match and nothing may follow it.
@@ -41,8 +57,11 @@ public:
     const TokenMaskCache& cache() const { return cache_; }
 
 private:
+    const MarkerToken* marker(int32_t token) const;  // null when `token` is no marker
+
     GrammarMatcher matcher_;
     std::shared_ptr<const TokenVocabulary> vocab_;
+    std::vector<MarkerToken> markers_;
     TokenMaskCache cache_;
     TokenMask allowed_;
     std::vector<float> masked_;  // [n_vocab]

@@ -218,6 +218,7 @@ std::optional<ApiError> constrain_to_tool_calls(const PromptContext& ctx, const 
     auto grammar = compile_tool_call_grammar(out.tools, ctx.chat_template->tool_call_family(), limits.grammar);
     if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
     out.gen.constraint.grammar = std::make_shared<const Grammar>(std::move(*grammar));
+    out.gen.constraint.marker_tokens = tool_call_marker_tokens(*ctx.tokenizer, ctx.chat_template->tool_call_family());
     out.gen.constraint.compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::nullopt;

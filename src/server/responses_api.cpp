@@ -61,6 +61,41 @@ std::optional<ApiError> input_messages(const Json& input, Json& messages) {
     return std::nullopt;
 }
 
+// text.format -> the chat body's response_format: "text" asks for nothing,
+// "json_object" is itself, "json_schema" carries its name, schema and strict
+// one level down, where chat keeps them. The schema is compiled (and its
+// errors reported) on the chat path, as response_format's.
+std::optional<ApiError> text_format(const Json& body, Json& response_format) {
+    const auto text = body.find("text");
+    if (text == body.end() || text->is_null()) return std::nullopt;
+    if (!text->is_object()) return bad_request("text", "'text' must be an object");
+    const auto format = text->find("format");
+    if (format == text->end() || format->is_null()) return std::nullopt;
+    const auto type = format->is_object() ? format->find("type") : format->end();
+    if (type == format->end() || !type->is_string()) {
+        return bad_request("text.format.type", "'text.format.type' must be one of text, json_object, json_schema");
+    }
+    if (*type == "text") return std::nullopt;
+    if (*type == "json_object") {
+        response_format = {{"type", "json_object"}};
+        return std::nullopt;
+    }
+    if (*type != "json_schema") {
+        return bad_request("text.format.type", "'text.format.type' must be one of text, json_object, json_schema; got '" +
+                                                   type->get<std::string>() + "'");
+    }
+    const auto schema = format->find("schema");
+    if (schema == format->end() || !(schema->is_object() || schema->is_boolean())) {
+        return bad_request("text.format.schema", "'text.format.schema' (a JSON Schema) is required for json_schema");
+    }
+    Json inner = {{"schema", *schema}};
+    for (const char* key : {"name", "strict", "description"}) {
+        if (const auto it = format->find(key); it != format->end()) inner[key] = *it;
+    }
+    response_format = {{"type", "json_schema"}, {"json_schema", std::move(inner)}};
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> responses_to_chat_body(const Json& body, Json& chat) {
@@ -74,12 +109,8 @@ std::optional<ApiError> responses_to_chat_body(const Json& body, Json& chat) {
         return bad_request(key, std::string("'") + key + "' is not supported by tessera's Responses API",
                            "unsupported_parameter");
     }
-    if (const auto text = body.find("text"); text != body.end() && !text->is_null()) {
-        const Json* format = text->is_object() && text->contains("format") ? &(*text)["format"] : nullptr;
-        if (format && !(format->is_object() && format->value("type", "") == "text")) {
-            return bad_request("text", "only text.format {\"type\": \"text\"} is supported", "unsupported_parameter");
-        }
-    }
+    Json response_format;
+    if (auto err = text_format(body, response_format)) return err;
     Json messages = Json::array();
     if (const auto it = body.find("instructions"); it != body.end() && !it->is_null()) {
         if (!it->is_string()) return bad_request("instructions", "'instructions' must be a string");
@@ -94,6 +125,7 @@ std::optional<ApiError> responses_to_chat_body(const Json& body, Json& chat) {
         if (const auto it = body.find(key); it != body.end()) chat[key] = *it;
     }
     if (const auto it = body.find("max_output_tokens"); it != body.end()) chat["max_tokens"] = *it;
+    if (!response_format.is_null()) chat["response_format"] = std::move(response_format);
     return std::nullopt;
 }
 
@@ -103,6 +135,9 @@ ResponsesEcho responses_echo(const Json& body) {
     if (const auto it = body.find("max_output_tokens"); it != body.end()) e.max_output_tokens = *it;
     if (const auto it = body.find("temperature"); it != body.end() && it->is_number()) e.temperature = *it;
     if (const auto it = body.find("top_p"); it != body.end() && it->is_number()) e.top_p = *it;
+    if (const auto it = body.find("text"); it != body.end() && it->is_object()) {
+        if (const auto f = it->find("format"); f != it->end() && f->is_object()) e.text_format = *f;
+    }
     return e;
 }
 
@@ -139,7 +174,7 @@ Json response_object(const ResponseMeta& meta, const ResponseIds& ids, const Res
                 {"store", false},
                 {"temperature", echo.temperature},
                 {"top_p", echo.top_p},
-                {"text", {{"format", {{"type", "text"}}}}},
+                {"text", {{"format", echo.text_format}}},
                 {"tool_choice", "none"},
                 {"tools", Json::array()},
                 {"truncation", "disabled"},

@@ -2,7 +2,7 @@
 // request is translated into the chat-completions body the chat parser already
 // validates, and the result is written as a `response` object or as the
 // Responses stream's typed events. Features it does not carry (tools,
-// reasoning, stored conversations, structured formats) are refused with a 400
+// reasoning, stored conversations) are refused with a 400
 // naming the field, never ignored.
 #pragma once
 
@@ -20,7 +20,8 @@ namespace tessera {
 // Builds the equivalent chat-completions body: `instructions` as a system
 // message, `input` (a string, or a list of messages whose content is a
 // string or input_text/output_text parts) as the conversation,
-// max_output_tokens as max_tokens; temperature, top_p, seed, stream, model
+// max_output_tokens as max_tokens, text.format (text, json_object,
+// json_schema) as response_format; temperature, top_p, seed, stream, model
 // carried over.
 std::optional<ApiError> responses_to_chat_body(const Json& body, Json& chat_body);
 
@@ -30,6 +31,7 @@ struct ResponsesEcho {
     Json max_output_tokens;   // null or the number
     double temperature = 1.0;
     double top_p = 1.0;
+    Json text_format = {{"type", "text"}};  // text.format as sent
 };
 ResponsesEcho responses_echo(const Json& body);
 

@@ -1,6 +1,7 @@
-// Forced tool calls as a grammar (see tool_grammar.h): the allowed calls as
-// one JSON Schema (anyOf over the functions), compiled by grammar/json_schema,
-// wrapped in the family's call syntax.
+// Forced tool calls as a grammar (see tool_grammar.h): each allowed
+// function's parameters schema compiled by grammar/json_schema into its own
+// namespaced rules, one alternative per function with its name spelled as the
+// family writes it, wrapped in the family's call syntax.
 #include "server/tool_grammar.h"
 
 #include "grammar/gbnf.h"
@@ -9,91 +10,54 @@
 namespace tessera {
 namespace {
 
-// Only refs into $defs / definitions survive being moved under the combined
-// schema (a "#" or "#/properties/.." ref would point at the wrong root).
-Status check_refs(const Json& schema, const std::string& tool) {
-    if (schema.is_object()) {
-        for (const auto& [key, value] : schema.items()) {
-            if (key == "$ref") {
-                const std::string ref = value.is_string() ? value.get<std::string>() : "";
-                if (ref.rfind("#/$defs/", 0) != 0 && ref.rfind("#/definitions/", 0) != 0) {
-                    return Status::error("tool '" + tool + "': $ref '" + ref +
-                                         "' is not supported in a forced tool call (only #/$defs/... and "
-                                         "#/definitions/...)");
-                }
-            }
-            TS_RETURN_IF_ERROR(check_refs(value, tool));
-        }
-    } else if (schema.is_array()) {
-        for (const Json& item : schema) TS_RETURN_IF_ERROR(check_refs(item, tool));
-    }
-    return ok_status();
-}
-
-// Moves the tool's $defs / definitions into the combined schema's.
-Status hoist_definitions(Json& params, const std::string& tool, Json& combined) {
-    for (const char* container : {"$defs", "definitions"}) {
-        auto it = params.find(container);
-        if (it == params.end()) continue;
-        if (!it->is_object()) return Status::error("tool '" + tool + "': '" + container + "' must be an object");
-        Json& target = combined[container];
-        if (target.is_null()) target = Json::object();
-        for (const auto& [name, def] : it->items()) {
-            if (target.contains(name) && target[name] != def) {
-                return Status::error("tool '" + tool + "': the definition '" + name +
-                                     "' differs from another tool's of that name");
-            }
-            target[name] = def;
-        }
-        params.erase(it);
-    }
-    return ok_status();
-}
-
-Expected<Json> call_schema(const ToolRequest& tools, ToolCallFamily family) {
-    const char* args_key = family == ToolCallFamily::Llama3 ? "parameters" : "arguments";
-    Json combined = Json::object();
-    Json alternatives = Json::array();
-    for (size_t i = 0; i < tools.names.size(); ++i) {
-        const std::string& name = tools.names[i];
-        if (tools.choice == ToolChoice::Named && name != tools.named) continue;
-        Json params = tools.parameters[i];
-        TS_RETURN_IF_ERROR(check_refs(params, name));
-        TS_RETURN_IF_ERROR(hoist_definitions(params, name, combined));
-        if (params.empty()) params = Json{{"type", "object"}};  // no parameters: {}
-        Json call = Json::object();
-        call["type"] = "object";
-        call["properties"] = Json{{"name", {{"const", name}}}, {args_key, std::move(params)}};
-        call["required"] = Json::array({"name", args_key});
-        alternatives.push_back(std::move(call));
-    }
-    if (alternatives.size() == 1) {
-        for (auto& [key, value] : alternatives[0].items()) combined[key] = value;
-    } else {
-        combined["anyOf"] = std::move(alternatives);
-    }
-    return combined;
-}
-
 // Parallel calls per message. A bound, not a star: a small model that
 // repeats itself would otherwise write calls until max_tokens cuts the
 // family's closing syntax off and nothing parses.
 constexpr int kMaxParallelCalls = 8;
 
-// GBNF for `call` repeated as the family writes several calls.
+// A GBNF literal of `text`: tool names are [A-Za-z0-9_-] (tool_request.h),
+// the families' markers printable, so only '"', '\\' and '\n' need escapes.
+std::string literal(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
+// One call of function `name` whose arguments are rule `args`, as the family writes it.
+std::string call_syntax(ToolCallFamily family, const std::string& name, const std::string& args) {
+    switch (family) {
+        case ToolCallFamily::Llama3: return literal("{\"name\":\"" + name + "\",\"parameters\":") + " " + args + " \"}\"";
+        case ToolCallFamily::DeepSeek:
+            return literal("<｜tool▁call▁begin｜>function<｜tool▁sep｜>" + name + "\n```json\n") + " " + args + " " +
+                   literal("\n```<｜tool▁call▁end｜>");
+        case ToolCallFamily::FunctionaryV31: return literal("<function=" + name + ">") + " " + args + " \"</function>\"";
+        case ToolCallFamily::FunctionaryV32: return literal(name + "\n") + " " + args;
+        case ToolCallFamily::Hermes:
+        case ToolCallFamily::Mistral:
+        case ToolCallFamily::Generic: break;
+    }
+    return literal("{\"name\":\"" + name + "\",\"arguments\":") + " " + args + " \"}\"";
+}
+
+// GBNF for the rule `tool-call` repeated as the family writes several calls.
 std::string wrap(ToolCallFamily family, bool parallel) {
     auto calls = [parallel](const std::string& one, const std::string& separator) {
         if (!parallel) return one;
         return one + " (" + separator + " " + one + "){0," + std::to_string(kMaxParallelCalls - 1) + "}";
     };
     switch (family) {
-        case ToolCallFamily::Hermes: {
-            const std::string one = R"("<tool_call>\n" tool-call "\n</tool_call>")";
-            return calls(one, R"("\n")");
-        }
+        case ToolCallFamily::Hermes: return calls(R"("<tool_call>\n" tool-call "\n</tool_call>")", R"("\n")");
         case ToolCallFamily::Llama3: return calls("tool-call", R"("; ")");
         case ToolCallFamily::Mistral: return R"("[TOOL_CALLS][" )" + calls("tool-call", R"(",")") + R"( "]")";
-        case ToolCallFamily::DeepSeek:  // refused before (tool_call_gbnf)
+        case ToolCallFamily::DeepSeek:
+            return literal("<｜tool▁calls▁begin｜>") + " " + calls("tool-call", R"("\n")") + " " +
+                   literal("<｜tool▁calls▁end｜>");
+        case ToolCallFamily::FunctionaryV31: return calls("tool-call", R"("\n")");
+        // The generation prompt ends in ">>>": the first call comes without it.
+        case ToolCallFamily::FunctionaryV32: return calls("tool-call", R"(">>>")");
         case ToolCallFamily::Generic: break;
     }
     return R"("{\"tool_calls\":[" )" + calls("tool-call", R"(",")") + R"( "]}")";
@@ -103,21 +67,34 @@ std::string wrap(ToolCallFamily family, bool parallel) {
 
 Expected<std::string> tool_call_gbnf(const ToolRequest& tools, ToolCallFamily family, const GrammarLimits& limits) {
     if (!tools.forced()) return Status::error("tool calls are only forced with tool_choice \"required\" or a named function");
-    // DeepSeek writes the name outside the JSON, so each name needs its own
-    // arguments grammar, and json_schema.h names its rules alike for every schema.
-    if (family == ToolCallFamily::DeepSeek) {
-        return Status::error("forcing a call is not supported yet for this model's tool-call syntax (deepseek); "
-                             "use tool_choice \"auto\"");
+    std::string alternatives, rules;
+    for (size_t i = 0; i < tools.names.size(); ++i) {
+        const std::string& name = tools.names[i];
+        if (tools.choice == ToolChoice::Named && name != tools.named) continue;
+        const Json& params = tools.parameters[i];
+        // No parameters: any object ({}), as OpenAI reads an absent schema.
+        const std::string schema =
+            params.empty() ? std::string(R"({"type":"object"})") : params.dump(-1, ' ', false, Json::error_handler_t::replace);
+        const std::string args = "args-" + std::to_string(i);  // each tool's rules in its own namespace
+        auto compiled = json_schema_rules(schema, args, limits);
+        if (!compiled.ok()) return Status::error("tool '" + name + "': " + compiled.error());
+        rules += *compiled;
+        alternatives += (alternatives.empty() ? "" : " | ") + call_syntax(family, name, args);
     }
-    Json schema;
-    TS_ASSIGN_OR_RETURN(schema, call_schema(tools, family));
-    std::string body;
-    TS_ASSIGN_OR_RETURN(body, json_schema_to_gbnf(schema.dump(-1, ' ', false, Json::error_handler_t::replace), limits));
-    // json_schema_to_gbnf names its start rule "root" on the first line; the
-    // call becomes one rule of the wrapping grammar.
-    const std::string root = "root ::= ";
-    if (body.rfind(root, 0) != 0) return Status::error("internal: unexpected JSON Schema grammar shape");
-    return "root ::= " + wrap(family, tools.parallel) + "\ntool-call ::= " + body.substr(root.size());
+    return "root ::= " + wrap(family, tools.parallel) + "\ntool-call ::= " + alternatives + "\n" + rules +
+           json_primitives_gbnf();
+}
+
+std::vector<int32_t> tool_call_marker_tokens(const Tokenizer& tokenizer, ToolCallFamily family) {
+    std::vector<int32_t> out;
+    for (std::string_view marker : tool_call_markers(family)) {
+        const std::vector<int32_t> ids = tokenizer.encode(marker, {.parse_special = true});
+        if (ids.size() == 1 && tokenizer.token_to_piece(ids[0]).empty() &&
+            tokenizer.token_to_piece(ids[0], {.render_special = true}) == marker) {
+            out.push_back(ids[0]);
+        }
+    }
+    return out;
 }
 
 Expected<Grammar> compile_tool_call_grammar(const ToolRequest& tools, ToolCallFamily family,

@@ -19,6 +19,10 @@ constexpr std::string_view kDeepSeekCallsEnd = "<｜tool▁calls▁end｜>";
 constexpr std::string_view kDeepSeekCall = "<｜tool▁call▁begin｜>";
 constexpr std::string_view kDeepSeekSep = "<｜tool▁sep｜>";
 constexpr std::string_view kDeepSeekCallEnd = "<｜tool▁call▁end｜>";
+constexpr std::string_view kFunctionOpen = "<function=";  // Functionary v3.1
+constexpr std::string_view kFunctionClose = "</function>";
+constexpr std::string_view kRecipient = ">>>";            // Functionary v3.2
+constexpr std::string_view kRecipientAll = "all";
 
 bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
@@ -165,6 +169,83 @@ ToolCallOutput parse_deepseek(std::string_view text) {
     return with_content(std::string(text.substr(0, begin)) + std::string(text.substr(after)), std::move(calls));
 }
 
+// The call NAME with the JSON object that opens `text` (after blanks) as its
+// arguments; `end`: one past the object.
+std::optional<ToolCall> named_call(std::string_view name, std::string_view text, size_t& end) {
+    const size_t start = first_non_blank(text);
+    if (name.empty() || start >= text.size() || text[start] != '{') return std::nullopt;
+    end = json_value_end(text, start);
+    if (end == std::string_view::npos) return std::nullopt;
+    return call_from(Json{{"name", std::string(name)}, {"arguments", parse_tool_json(text.substr(start, end - start))}});
+}
+
+// Functionary v3.1: <function=NAME>{..}</function>, the close optional (a
+// model may drop it, max_tokens may cut it).
+ToolCallOutput parse_functionary_v31(std::string_view text) {
+    std::string content;
+    std::vector<ToolCall> calls;
+    size_t pos = 0;
+    for (size_t open; (open = text.find(kFunctionOpen, pos)) != std::string_view::npos;) {
+        content += text.substr(pos, open - pos);
+        const size_t name_start = open + kFunctionOpen.size();
+        const size_t name_end = text.find('>', name_start);
+        if (name_end == std::string_view::npos) return no_calls(text);
+        size_t end = 0;
+        const std::string_view rest = text.substr(name_end + 1);
+        auto call = named_call(text.substr(name_start, name_end - name_start), rest, end);
+        if (!call) return no_calls(text);
+        calls.push_back(std::move(*call));
+        pos = name_end + 1 + end;
+        if (text.substr(pos, kFunctionClose.size()) == kFunctionClose) pos += kFunctionClose.size();
+    }
+    if (calls.empty()) return no_calls(text);
+    content += text.substr(pos);
+    return with_content(std::move(content), std::move(calls));
+}
+
+bool is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// Length of the recipient line ("NAME\n") that opens `section`, 0 when it
+// does not open with one.
+size_t recipient_line(std::string_view section) {
+    size_t i = 0;
+    while (i < section.size() && is_name_char(section[i])) ++i;
+    return i > 0 && i < section.size() && section[i] == '\n' ? i + 1 : 0;
+}
+
+// Functionary v3.2: sections split at ">>>". The first, when the text does
+// not open with ">>>", had its marker in the prompt; if it has no recipient
+// line (or is not a call) it is prose. Later sections must be well formed.
+ToolCallOutput parse_functionary_v32(std::string_view text) {
+    std::string content;
+    std::vector<ToolCall> calls;
+    const bool opened = text.substr(0, kRecipient.size()) == kRecipient;
+    size_t pos = opened ? kRecipient.size() : 0;
+    for (bool first = true; pos <= text.size(); first = false) {
+        size_t next = text.find(kRecipient, pos);
+        if (next == std::string_view::npos) next = text.size();
+        const std::string_view section = text.substr(pos, next - pos);
+        const size_t header = recipient_line(section);
+        const std::string_view recipient = section.substr(0, header ? header - 1 : 0);
+        size_t end = 0;
+        if (recipient == kRecipientAll) {
+            content += section.substr(header);
+        } else if (auto call = header ? named_call(recipient, section.substr(header), end) : std::nullopt;
+                   call && trim(section.substr(header + end)).empty()) {
+            calls.push_back(std::move(*call));
+        } else if (first && !opened) {
+            content += section;
+        } else if (!trim(section).empty()) {  // an empty section (cut after ">>>") is skipped
+            return no_calls(text);
+        }
+        pos = next + kRecipient.size();
+    }
+    if (calls.empty()) return {content, {}};
+    return with_content(std::move(content), std::move(calls));
+}
+
 // The whole message is calls: JSON objects separated by ';'.
 ToolCallOutput parse_llama3(std::string_view text) {
     std::string_view rest = trim(text);
@@ -233,10 +314,23 @@ size_t llama3_start(std::string_view text, bool complete) {
     return may_be_tag ? 0 : text.size();
 }
 
+// Functionary v3.2: a message that opens with a recipient line (or what may
+// become one) is held from its start; otherwise calls start at ">>>".
+size_t functionary_v32_start(std::string_view text, bool complete, size_t from) {
+    size_t i = 0;
+    while (i < text.size() && is_name_char(text[i])) ++i;
+    if (i > 0 && ((i < text.size() && text[i] == '\n') || (i == text.size() && !complete))) return 0;
+    from = std::min(from, text.size());
+    return from + marker_start(text.substr(from), kRecipient, complete);
+}
+
 }  // namespace
 
 ToolCallFamily tool_call_family(std::string_view source) {
     if (source.find(kDeepSeekCalls) != std::string_view::npos) return ToolCallFamily::DeepSeek;
+    // Before Llama 3: Functionary v3.1's template also knows <|python_tag|>.
+    if (source.find(kFunctionOpen) != std::string_view::npos) return ToolCallFamily::FunctionaryV31;
+    if (source.find(">>>all") != std::string_view::npos) return ToolCallFamily::FunctionaryV32;
     if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFamily::Hermes;
     if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFamily::Mistral;
     if (source.find(kPythonTag) != std::string_view::npos || source.find("ipython") != std::string_view::npos) {
@@ -251,9 +345,25 @@ const char* tool_call_family_name(ToolCallFamily family) {
         case ToolCallFamily::Llama3: return "llama3";
         case ToolCallFamily::Mistral: return "mistral";
         case ToolCallFamily::DeepSeek: return "deepseek";
+        case ToolCallFamily::FunctionaryV31: return "functionary-v3.1";
+        case ToolCallFamily::FunctionaryV32: return "functionary-v3.2";
         case ToolCallFamily::Generic: break;
     }
     return "generic";
+}
+
+std::vector<std::string_view> tool_call_markers(ToolCallFamily family) {
+    switch (family) {
+        case ToolCallFamily::Hermes: return {kHermesOpen, kHermesClose};
+        case ToolCallFamily::Llama3: return {kPythonTag};
+        case ToolCallFamily::Mistral: return {kMistralMarker};
+        case ToolCallFamily::DeepSeek:
+            return {kDeepSeekCalls, kDeepSeekCallsEnd, kDeepSeekCall, kDeepSeekSep, kDeepSeekCallEnd};
+        case ToolCallFamily::FunctionaryV31:
+        case ToolCallFamily::FunctionaryV32:
+        case ToolCallFamily::Generic: break;
+    }
+    return {};
 }
 
 ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
@@ -262,6 +372,8 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
         case ToolCallFamily::Llama3: return parse_llama3(text);
         case ToolCallFamily::Mistral: return parse_mistral(text);
         case ToolCallFamily::DeepSeek: return parse_deepseek(text);
+        case ToolCallFamily::FunctionaryV31: return parse_functionary_v31(text);
+        case ToolCallFamily::FunctionaryV32: return parse_functionary_v32(text);
         case ToolCallFamily::Generic: break;
     }
     return parse_generic(text);
@@ -269,12 +381,15 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
 
 size_t tool_call_start(std::string_view text, ToolCallFamily family, bool complete, size_t from) {
     if (family == ToolCallFamily::Llama3) return llama3_start(text, complete);  // decided at the start
+    if (family == ToolCallFamily::FunctionaryV32) return functionary_v32_start(text, complete, from);
     from = std::min(from, text.size());
     const std::string_view rest = text.substr(from);
     switch (family) {
         case ToolCallFamily::Hermes: return from + marker_start(rest, kHermesOpen, complete);
         case ToolCallFamily::Mistral: return from + marker_start(rest, kMistralMarker, complete);
         case ToolCallFamily::DeepSeek: return from + marker_start(rest, kDeepSeekCalls, complete);
+        case ToolCallFamily::FunctionaryV31: return from + marker_start(rest, kFunctionOpen, complete);
+        case ToolCallFamily::FunctionaryV32:
         case ToolCallFamily::Llama3:
         case ToolCallFamily::Generic: break;
     }

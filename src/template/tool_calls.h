@@ -24,12 +24,23 @@ enum class ToolCallFamily {
     Mistral,  // Mistral: [TOOL_CALLS][{"name": .., "arguments": {..}, "id"?: ..}, ...]
     // DeepSeek R1 / V3: <｜tool▁calls▁begin｜> then per call
     // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{..}\n```<｜tool▁call▁end｜>,
-    // then <｜tool▁calls▁end｜>. Parsed only: forcing a call is refused (tool_grammar.h).
+    // then <｜tool▁calls▁end｜>.
     DeepSeek,
+    // Functionary v3.1 (Llama 3.1 based): <function=NAME>{..}</function> per
+    // call, prose around the calls.
+    FunctionaryV31,
+    // Functionary v3.2: the message is sections, each ">>>RECIPIENT\n" then
+    // its text: recipient "all" for prose, a function name for that call's
+    // JSON arguments. Its generation prompt ends in ">>>", so the first
+    // section comes without it.
+    FunctionaryV32,
 };
 
 ToolCallFamily tool_call_family(std::string_view template_source);
 const char* tool_call_family_name(ToolCallFamily family);
+// The fixed marker strings of the family's call syntax (those a vocabulary
+// may hold as control tokens: Mistral's [TOOL_CALLS], DeepSeek's five).
+std::vector<std::string_view> tool_call_markers(ToolCallFamily family);
 
 struct ToolCall {
     std::string name;
@@ -42,13 +53,16 @@ struct ToolCallOutput {
 };
 
 // Splits generated text into content and calls. No calls: content is the
-// text unchanged.
+// text unchanged, except that Functionary v3.2's "all" headers (syntax, not
+// prose) are dropped from text that has the v3.2 shape.
 ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family);
 
 // Where a tool call may begin in streamed text (the whole message so far):
 // the family's opening marker (or a partial one at the end), for Llama 3 the
-// start if the message opens with '{' or <|python_tag|>, for the generic
-// family the first '{' or ``` fence. Text before it can be streamed as
+// start if the message opens with '{' or <|python_tag|>, for Functionary
+// v3.2 the start if the message opens with a recipient line (so its text is
+// only sent when the message ends: a known limit), else its first ">>>",
+// for the generic family the first '{' or ``` fence. Text before it can be streamed as
 // content, and parse_tool_calls of the text from there finds the same calls
 // as of the whole message. text.size() when no call can begin in `text` as
 // seen so far; `complete` says no more text follows. `from`: no call starts

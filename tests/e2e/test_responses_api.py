@@ -1,8 +1,12 @@
 # OpenAI's Responses API (POST /v1/responses) through the official client:
 # the same text as the chat route for the same conversation, the typed stream
-# events in order, incomplete at max_output_tokens, and a 400 naming each
-# feature tessera does not carry instead of silently ignoring it.
+# events in order, incomplete at max_output_tokens, text.format constraining
+# the output as chat's response_format does, and a 400 naming each feature
+# tessera does not carry instead of silently ignoring it.
+import json
+
 import httpx
+import jsonschema
 import openai
 import pytest
 
@@ -80,7 +84,8 @@ def test_history_with_assistant_and_developer_turns(client):
     ({"tools": [{"type": "function", "name": "f", "parameters": {}}]}, "tools"),
     ({"previous_response_id": "resp_1"}, "previous_response_id"),
     ({"reasoning": {"effort": "low"}}, "reasoning"),
-    ({"text": {"format": {"type": "json_object"}}}, "text"),
+    ({"text": {"format": {"type": "xml"}}}, "text.format.type"),
+    ({"text": {"format": {"type": "json_schema", "name": "x"}}}, "text.format.schema"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x"}]}]}, "input"),
     ({"input": [{"type": "function_call_output", "call_id": "c", "output": "{}"}]}, "input"),
     ({"input": 5}, "input"),
@@ -97,3 +102,43 @@ def test_empty_tools_and_text_format_are_accepted(server):
     body = {"model": MODEL_ID, "input": "Hi", "max_output_tokens": 2, "tools": [], "tool_choice": "none",
             "text": {"format": {"type": "text"}}, "store": False}
     assert httpx.post(server.base_url + "/v1/responses", json=body, timeout=60).status_code == 200
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20},
+                                         "country": {"type": "string", "enum": ["France", "Italy", "Spain"]}},
+        "required": ["city", "country"], "additionalProperties": False}
+
+
+def test_text_format_json_schema_constrains_like_response_format(client):
+    fmt = {"type": "json_schema", "name": "city", "schema": CITY, "strict": True}
+    r = client.responses.create(model=MODEL_ID, input=QUESTION, max_output_tokens=60, temperature=0,
+                                text={"format": fmt})
+    assert r.status == "completed"
+    jsonschema.validate(json.loads(r.output_text), CITY)
+    assert r.text.format.type == "json_schema" and r.text.format.name == "city"
+    # The same constraint through chat's response_format gives the same text.
+    chat = client.chat.completions.create(model=MODEL_ID, max_tokens=60, temperature=0,
+                                          messages=[{"role": "user", "content": QUESTION}],
+                                          response_format={"type": "json_schema",
+                                                           "json_schema": {"name": "city", "schema": CITY}})
+    assert chat.choices[0].message.content == r.output_text
+    events = list(client.responses.create(model=MODEL_ID, input=QUESTION, max_output_tokens=60, temperature=0,
+                                          text={"format": fmt}, stream=True))
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == r.output_text
+
+
+def test_text_format_json_object(client):
+    r = client.responses.create(model=MODEL_ID, input="Describe Paris as a JSON object.", max_output_tokens=120,
+                                temperature=0, text={"format": {"type": "json_object"}})
+    assert r.output_text.startswith("{")
+    if r.status == "completed":
+        assert isinstance(json.loads(r.output_text), dict)
+
+
+def test_text_format_schema_that_does_not_compile_is_a_400(server):
+    body = {"model": MODEL_ID, "input": "Hi", "max_output_tokens": 2,
+            "text": {"format": {"type": "json_schema", "name": "x",
+                                "schema": {"type": "string", "not": {"const": "a"}}}}}
+    r = httpx.post(server.base_url + "/v1/responses", json=body, timeout=60)
+    assert r.status_code == 400, r.text
+    assert "'not'" in r.json()["error"]["message"]

@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "grammar/matcher.h"
+#include "grammar/token_mask.h"
+#include "sample/grammar_constraint.h"
 #include "server/openai_response.h"
 #include "server/tool_grammar.h"
 #include "server/tool_request.h"
 #include "server/tool_response.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer.h"
 
 namespace tessera {
 namespace {
@@ -139,14 +143,124 @@ TEST(ToolGrammar, RefusesWhatItCannotEnforce) {
     auto g = tool_call_gbnf(bad, ToolCallFamily::Hermes);
     ASSERT_FALSE(g.ok());
     EXPECT_NE(g.error().find("'not'"), std::string::npos) << g.error();
-    ToolRequest root_ref;
-    ASSERT_FALSE(read_tool_request(*parse_json(R"({"tool_choice": "required", "tools": [{"type": "function", "function":
-        {"name": "f", "parameters": {"type": "object", "properties": {"n": {"$ref": "#"}}}}}]})"), root_ref));
-    EXPECT_FALSE(tool_call_gbnf(root_ref, ToolCallFamily::Hermes).ok());
     EXPECT_FALSE(tool_call_gbnf(read_ok(""), ToolCallFamily::Hermes).ok());  // auto: nothing to force
-    auto deepseek = tool_call_gbnf(read_ok(R"(, "tool_choice": "required")"), ToolCallFamily::DeepSeek);
-    ASSERT_FALSE(deepseek.ok());
-    EXPECT_NE(deepseek.error().find("deepseek"), std::string::npos);
+}
+
+// Each tool's schema compiles in its own namespace: a recursive "#" ref and
+// two tools defining the same $defs name differently both work.
+TEST(ToolGrammar, ToolSchemasDoNotShareRules) {
+    ToolRequest tools;
+    ASSERT_FALSE(read_tool_request(*parse_json(R"({"tool_choice": "required", "tools": [
+        {"type": "function", "function": {"name": "tree", "parameters": {"type": "object",
+          "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["kids"]}}},
+        {"type": "function", "function": {"name": "a", "parameters": {"type": "object",
+          "properties": {"v": {"$ref": "#/$defs/x"}}, "required": ["v"], "$defs": {"x": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "b", "parameters": {"type": "object",
+          "properties": {"v": {"$ref": "#/$defs/x"}}, "required": ["v"], "$defs": {"x": {"type": "string"}}}}}]})"),
+                                   tools));
+    auto g = compile_tool_call_grammar(tools, ToolCallFamily::Hermes);
+    ASSERT_TRUE(g.ok()) << g.error();
+    auto call = [](const std::string& json) { return "<tool_call>\n" + json + "\n</tool_call>"; };
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"tree","arguments":{"kids":[{"kids":[]},{"kids":[{"kids":[]}]}]}})")));
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"a","arguments":{"v":3}})")));
+    EXPECT_TRUE(accepts(*g, call(R"({"name":"b","arguments":{"v":"3"}})")));
+    EXPECT_FALSE(accepts(*g, call(R"({"name":"a","arguments":{"v":"3"}})")));
+    EXPECT_FALSE(accepts(*g, call(R"({"name":"b","arguments":{"v":3}})")));
+}
+
+// The families that write the name outside the JSON: the grammar admits
+// exactly the calls the parser reads back.
+TEST(ToolGrammar, NameOutsideTheJsonFamilies) {
+    const std::string required = R"(, "tool_choice": "required")";
+    const std::string named = R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})";
+    const std::string ds_call = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{\"tz\":\"UTC\"}\n```<｜tool▁call▁end｜>";
+    const std::string ds_ping = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>ping\n```json\n{}\n```<｜tool▁call▁end｜>";
+    const std::string ds = "<｜tool▁calls▁begin｜>" + ds_call + "\n" + ds_ping + "<｜tool▁calls▁end｜>";
+    EXPECT_TRUE(accepts(forced(required, ToolCallFamily::DeepSeek), ds));
+    const Grammar ds_named = forced(named, ToolCallFamily::DeepSeek);
+    EXPECT_FALSE(accepts(ds_named, ds));  // ping is not the named one
+    EXPECT_TRUE(accepts(ds_named, "<｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜>"));
+    auto parsed = parse_tool_calls(ds, ToolCallFamily::DeepSeek);
+    ASSERT_EQ(parsed.calls.size(), 2u);
+    EXPECT_EQ(parsed.calls[0].arguments, "{\"tz\":\"UTC\"}");
+
+    const std::string v31 = "<function=get_weather>{\"location\":\"Paris\"}</function>\n<function=ping>{}</function>";
+    EXPECT_TRUE(accepts(forced(required, ToolCallFamily::FunctionaryV31), v31));
+    EXPECT_FALSE(accepts(forced(named, ToolCallFamily::FunctionaryV31), v31));
+    EXPECT_EQ(parse_tool_calls(v31, ToolCallFamily::FunctionaryV31).calls.size(), 2u);
+
+    const std::string v32 = "get_time\n{\"tz\":\"UTC\"}>>>get_time\n{\"tz\":\"CET\"}";
+    EXPECT_TRUE(accepts(forced(named, ToolCallFamily::FunctionaryV32), v32));
+    EXPECT_FALSE(accepts(forced(named, ToolCallFamily::FunctionaryV32), "all\nhi"));
+    auto v32_calls = parse_tool_calls(v32, ToolCallFamily::FunctionaryV32);
+    ASSERT_EQ(v32_calls.calls.size(), 2u);
+    EXPECT_EQ(v32_calls.calls[1].arguments, "{\"tz\":\"CET\"}");
+}
+
+// A byte-level vocabulary whose Mistral marker is a control token, as in
+// Mistral's own: 256 byte tokens, then [TOOL_CALLS] (control), </s>, "ab".
+constexpr int32_t kToolCallsToken = 256;
+constexpr int32_t kEndToken = 257;
+
+Tokenizer marker_tokenizer() {
+    ByteLevelMap map;
+    VocabSpec s;
+    s.kind = VocabKind::Bpe;
+    s.pre = "gpt-2";
+    for (int b = 0; b < 256; ++b) s.tokens.push_back(map.byte_text(static_cast<uint8_t>(b)));
+    s.types.assign(256, static_cast<int32_t>(TokenType::Normal));
+    for (const char* special : {"[TOOL_CALLS]", "</s>"}) {
+        s.tokens.push_back(special);
+        s.types.push_back(static_cast<int32_t>(TokenType::Control));
+    }
+    s.tokens.push_back("ab");  // BPE needs a merge
+    s.types.push_back(static_cast<int32_t>(TokenType::Normal));
+    s.merges.push_back("a b");
+    s.eos = kEndToken;
+    auto vocab = Vocab::create(std::move(s));
+    EXPECT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    EXPECT_TRUE(tok.ok()) << tok.error();
+    return std::move(*tok);
+}
+
+// A forced Mistral call opens with the [TOOL_CALLS] control token, which the
+// mask allows only where the grammar admits its text; the output, rendered
+// with that token's text, parses as the call.
+TEST(ToolGrammar, ControlTokenMarkerIsAllowedWhereTheGrammarWantsIt) {
+    const Tokenizer tok = marker_tokenizer();
+    EXPECT_EQ(tool_call_marker_tokens(tok, ToolCallFamily::Mistral), std::vector<int32_t>{kToolCallsToken});
+    EXPECT_TRUE(tool_call_marker_tokens(tok, ToolCallFamily::DeepSeek).empty());  // spelled in bytes here
+    const auto vocab = std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(tok));
+    const auto grammar = std::make_shared<const Grammar>(
+        forced(R"(, "tool_choice": {"type": "function", "function": {"name": "ping"}}, "parallel_tool_calls": false)",
+               ToolCallFamily::Mistral));
+    auto allowed = [](GrammarConstraint& c, int32_t token) {
+        std::vector<float> logits(kEndToken + 2, 0.0f);
+        const auto row = c.mask(logits);
+        return !row.empty() && row[static_cast<size_t>(token)] == 0.0f;
+    };
+    GrammarConstraint plain(grammar, vocab);  // no markers: control tokens never pass
+    EXPECT_FALSE(allowed(plain, kToolCallsToken));
+    EXPECT_TRUE(allowed(plain, '['));
+
+    GrammarConstraint c(grammar, vocab, {{kToolCallsToken, "[TOOL_CALLS]"}});
+    EXPECT_TRUE(allowed(c, kToolCallsToken));
+    EXPECT_TRUE(allowed(c, '['));  // the text spelled in bytes stays allowed
+    EXPECT_EQ(c.forced_tokens(8), std::vector<int32_t>{kToolCallsToken});  // jump-forward drafts the marker
+    ASSERT_TRUE(c.accept(kToolCallsToken));
+    std::vector<int32_t> out = {kToolCallsToken};
+    EXPECT_FALSE(allowed(c, kToolCallsToken));  // not where the grammar wants '['
+    for (int32_t t : c.forced_tokens(64)) {
+        ASSERT_TRUE(c.accept(t));
+        out.push_back(t);
+    }
+    EXPECT_TRUE(c.complete());
+    const std::string text = tok.decode(out, {.render_special = true});
+    EXPECT_EQ(text, "[TOOL_CALLS][{\"name\":\"ping\",\"arguments\":{}}]");
+    auto parsed = parse_tool_calls(text, ToolCallFamily::Mistral);
+    ASSERT_EQ(parsed.calls.size(), 1u);
+    EXPECT_EQ(parsed.calls[0].name, "ping");
 }
 
 TEST(ToolResponse, MessageToolCallsAndFinishReason) {

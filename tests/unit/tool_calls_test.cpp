@@ -118,6 +118,79 @@ TEST(ToolCallParse, DeepSeekCalls) {
     EXPECT_EQ(tool_call_start("ok <｜tool", ToolCallFamily::DeepSeek, false), 3u);
 }
 
+std::string read_test_template(const std::string& name) {
+    std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/e2e/templates/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(ToolCallFamily, FunctionaryTemplatesShowToolsAndAreRecognised) {
+    const std::string v31 = read_test_template("functionary_v31.jinja");
+    const std::string v32 = read_test_template("functionary_v32.jinja");
+    ASSERT_FALSE(v31.empty());
+    ASSERT_FALSE(v32.empty());
+    EXPECT_EQ(tool_call_family(v31), ToolCallFamily::FunctionaryV31);  // though it has ipython turns
+    EXPECT_EQ(tool_call_family(v32), ToolCallFamily::FunctionaryV32);
+    EXPECT_STREQ(tool_call_family_name(ToolCallFamily::FunctionaryV32), "functionary-v3.2");
+    EXPECT_TRUE(ChatTemplate(v31, "", "").shows_tools());
+    EXPECT_TRUE(ChatTemplate(v32, "", "").shows_tools());
+}
+
+TEST(ToolCallParse, FunctionaryV31) {
+    auto out = parse_tool_calls("Looking.<function=get_weather>{\"location\": \"Paris\"}</function>\n"
+                                "<function=ping>{}</function>",
+                                ToolCallFamily::FunctionaryV31);
+    ASSERT_EQ(out.calls.size(), 2u);
+    EXPECT_EQ(out.content, "Looking.");
+    EXPECT_EQ(out.calls[0].name, "get_weather");
+    EXPECT_EQ(out.calls[0].arguments, "{\"location\":\"Paris\"}");
+    EXPECT_EQ(out.calls[1].name, "ping");
+    // the close cut off by max_tokens: still a call
+    EXPECT_EQ(parse_tool_calls("<function=f>{\"a\":1}", ToolCallFamily::FunctionaryV31).calls.size(), 1u);
+    for (const char* bad : {"<function=f>not json</function>", "<function=>{}</function>", "<function=f {}",
+                            "<function=f>{\"a\":</function>", "<function=f>[1]</function>"}) {
+        auto o = parse_tool_calls(bad, ToolCallFamily::FunctionaryV31);
+        EXPECT_TRUE(o.calls.empty()) << bad;
+        EXPECT_EQ(o.content, bad);
+    }
+    EXPECT_EQ(tool_call_start("Sure <func", ToolCallFamily::FunctionaryV31, false), 5u);
+}
+
+TEST(ToolCallParse, FunctionaryV32Sections) {
+    // The prompt ended in ">>>": the first recipient comes without it.
+    auto call = parse_tool_calls("get_weather\n{\"location\": \"Oslo\"}>>>ping\n{}", ToolCallFamily::FunctionaryV32);
+    ASSERT_EQ(call.calls.size(), 2u);
+    EXPECT_EQ(call.calls[0].name, "get_weather");
+    EXPECT_EQ(call.calls[0].arguments, "{\"location\":\"Oslo\"}");
+    EXPECT_EQ(call.calls[1].name, "ping");
+    EXPECT_EQ(call.content, "");
+    auto mixed = parse_tool_calls("all\nLet me check.>>>ping\n{}", ToolCallFamily::FunctionaryV32);
+    ASSERT_EQ(mixed.calls.size(), 1u);
+    EXPECT_EQ(mixed.content, "Let me check.");
+    // prose only: the "all" header is syntax, not content
+    auto prose = parse_tool_calls("all\nParis is the capital.", ToolCallFamily::FunctionaryV32);
+    EXPECT_TRUE(prose.calls.empty());
+    EXPECT_EQ(prose.content, "Paris is the capital.");
+    // text without a recipient line stays as it is
+    for (const char* plain : {"Paris is the capital.", "Hello\nworld", ">>>"}) {
+        auto o = parse_tool_calls(plain, ToolCallFamily::FunctionaryV32);
+        EXPECT_TRUE(o.calls.empty()) << plain;
+        EXPECT_EQ(o.content, ">>>" == std::string(plain) ? "" : plain);
+    }
+    // a malformed later section: all of it content
+    const std::string bad = "all\nx>>>f\n{\"a\":";
+    auto o = parse_tool_calls(bad, ToolCallFamily::FunctionaryV32);
+    EXPECT_TRUE(o.calls.empty());
+    EXPECT_EQ(o.content, bad);
+    // Streaming: a recipient line at the start holds from 0; prose from its first ">>>".
+    EXPECT_EQ(tool_call_start("get_wea", ToolCallFamily::FunctionaryV32, false), 0u);
+    EXPECT_EQ(tool_call_start("all\nHi", ToolCallFamily::FunctionaryV32, false), 0u);
+    EXPECT_EQ(tool_call_start("Hi there>", ToolCallFamily::FunctionaryV32, false), 8u);
+    EXPECT_EQ(tool_call_start("Hi there", ToolCallFamily::FunctionaryV32, true), 8u);
+    EXPECT_EQ(tool_call_start("Hi there>>>f\n{}", ToolCallFamily::FunctionaryV32, false, 3), 8u);
+}
+
 TEST(ToolCallParse, MalformedOutputStaysContent) {
     const std::pair<const char*, ToolCallFamily> cases[] = {
         {"<tool_call>{\"name\": \"f\", \"arguments\": {</tool_call>", ToolCallFamily::Hermes},
