@@ -13,9 +13,15 @@ single: `tessera run` (greedy unless --temp, chat template) on input-grounded pr
   FILE also that target plain and with --draft-model (the --model file).
 batch: `tessera serve` with and without --spec ngram under tools/loadgen.py
   at the given concurrency (alternating servers), output throughput ratio.
+server: single-stream decode through `tessera serve --draft-model` and
+  llama.cpp's `llama-server --model-draft` on the same pair (--draft-target
+  is the target, --model the draft), each also without its draft; the four
+  servers answer every prompt in turn (streamed chat completions, greedy),
+  decode rate = tokens after the first / time after the first.
 
 Usage: python3 bench/spec_bench.py single [--model M] [--draft-target F32.gguf] [--reps 3] [--temp 0.8]
        python3 bench/spec_bench.py batch [--model M] [--concurrency 32]
+       python3 bench/spec_bench.py server --draft-target F32.gguf --llama-server PATH [--reps 2]
 """
 import argparse
 import json
@@ -162,6 +168,66 @@ def batch(a):
             p.wait()
 
 
+def stream_decode(url, prompt, max_tokens):
+    """One greedy streamed chat completion: (text, decode tokens/s after the first token)."""
+    body = {"messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens, "temperature": 0,
+            "stream": True, "stream_options": {"include_usage": True}}
+    text, first, tokens = [], None, None
+    with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=900) as r:
+        for line in r.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                tokens = chunk["usage"]["completion_tokens"]
+            for c in chunk.get("choices", []):
+                if c.get("delta", {}).get("content"):
+                    first = first or time.perf_counter()
+                    text.append(c["delta"]["content"])
+    return "".join(text), (tokens - 1) / (time.perf_counter() - first)
+
+
+def server_mode(a):
+    sys.path.insert(0, str(ROOT / "bench"))
+    from serving_bench import Server  # noqa: E402
+    t = a.threads
+    tessera = [str(TESSERA), "serve", "-m", str(a.draft_target), "--threads", str(t), "--ctx-size", "4096"]
+    llama = [a.llama_server, "-m", str(a.draft_target), "-np", "1", "-c", "4096", "-t", str(t), "-tb", str(t),
+             "-fa", "on", "--no-webui"]
+    configs = {"tessera": (tessera, "/ready"), "tessera --draft-model": (tessera + ["--draft-model", str(a.model)], "/ready"),
+               "llama-server": (llama, "/health"),
+               "llama-server --model-draft": (llama + ["-md", str(a.model), "-td", str(t), "-tbd", str(t)], "/health")}
+    servers = {}
+    try:
+        for name, (cmd, ready) in configs.items():
+            servers[name] = Server(name.replace(" ", ""), cmd, ready)
+        print(f"CPU: {cpu_name()}; threads {t}; {a.max_tokens} tokens; {a.reps} repetitions; target {a.draft_target.name}, "
+              f"draft {a.model.name}\n")
+        for set_name, prompts in (("input-grounded", GROUNDED), ("open-ended", OPEN)):
+            rates = {n: [] for n in servers}
+            differ = []
+            for _rep in range(a.reps):
+                for i, p in enumerate(prompts):
+                    texts = {}
+                    for name, srv in servers.items():
+                        texts[name], rate = stream_decode(srv.url, p, a.max_tokens)
+                        rates[name].append(rate)
+                    for plain, spec in (("tessera", "tessera --draft-model"), ("llama-server", "llama-server --model-draft")):
+                        if texts[plain] != texts[spec]:
+                            differ.append((spec, i))
+            print(f"### {set_name} prompts\n")
+            print("| server | decode t/s (median) | vs its plain |")
+            print("|---|---|---|")
+            for name in servers:
+                plain = "tessera" if name.startswith("tessera") else "llama-server"
+                med = statistics.median(rates[name])
+                print(f"| {name} | {med:.1f} | {med / statistics.median(rates[plain]):.2f}x |")
+            print(f"\ndraft texts equal to their plain server's: {'all' if not differ else differ}\n")
+    finally:
+        for srv in servers.values():
+            srv.stop()
+
+
 def cpu_name():
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
@@ -171,7 +237,7 @@ def cpu_name():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["single", "batch"])
+    ap.add_argument("mode", choices=["single", "batch", "server"])
     ap.add_argument("--model", type=pathlib.Path, default=DEFAULT_MODEL)
     ap.add_argument("--draft-target", type=pathlib.Path, help="a larger or full-precision target for --model")
     ap.add_argument("--threads", type=int, default=2)
@@ -180,8 +246,9 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--requests", type=int, default=64)
+    ap.add_argument("--llama-server", help="llama.cpp's llama-server (server mode)")
     a = ap.parse_args()
-    single(a) if a.mode == "single" else batch(a)
+    {"single": single, "batch": batch, "server": server_mode}[a.mode](a)
 
 
 if __name__ == "__main__":
