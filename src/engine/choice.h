@@ -33,7 +33,8 @@ struct Choice {
            const std::shared_ptr<const TokenVocabulary>& vocab, DraftLength draft)
         : req(std::move(r)), index(idx), sampler(seeded(req->request.sampling, idx), n_vocab),
           stops(req->request.stop), detok(tok), draft_length(draft) {
-        if (req->request.constraint) constraint.emplace(req->request.constraint.grammar, vocab);
+        const GenerationConstraint& c = req->request.constraint;
+        if (c) constraint.emplace(c.grammar, vocab, c.tables);
     }
 
     std::shared_ptr<RequestState> req;

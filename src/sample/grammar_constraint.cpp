@@ -11,15 +11,18 @@
 namespace tessera {
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
-                                     std::shared_ptr<const TokenVocabulary> vocab)
-    : matcher_(std::move(grammar)), vocab_(std::move(vocab)) {
+                                     std::shared_ptr<const TokenVocabulary> vocab,
+                                     std::shared_ptr<TokenMaskTables> tables)
+    : matcher_(grammar), vocab_(std::move(vocab)), tables_(std::move(tables)) {
     TS_CHECK(vocab_ != nullptr);
+    if (!tables_) tables_ = vocab_->shared_tables(grammar);
+    TS_CHECK(tables_->grammar() == grammar && &tables_->vocab() == vocab_.get());
 }
 
 std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
     const auto n = static_cast<size_t>(vocab_->n_tokens());
     TS_CHECK(logits.size() == n);
-    cache_.compute(matcher_, *vocab_, allowed_);
+    cache_.compute(matcher_, *tables_, allowed_);
     masked_.assign(n, -std::numeric_limits<float>::infinity());
     bool any = false;
     // Word by word: most words of a mask are all zero or all one.

@@ -11,12 +11,16 @@
 
 #include "grammar/matcher.h"
 #include "grammar/token_mask.h"
+#include "grammar/token_mask_tables.h"
 
 namespace tessera {
 
 class GrammarConstraint {
 public:
-    GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab);
+    // `tables`: the grammar's, over `vocab`, shared across sequences; null:
+    // the vocabulary's shared_tables(), built lazily.
+    GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab,
+                      std::shared_ptr<TokenMaskTables> tables = nullptr);
 
     // The logits with every token the grammar forbids set to -inf (the end-
     // of-generation tokens allowed only where the grammar accepts), in a
@@ -43,6 +47,7 @@ public:
 private:
     GrammarMatcher matcher_;
     std::shared_ptr<const TokenVocabulary> vocab_;
+    std::shared_ptr<TokenMaskTables> tables_;
     TokenMaskCache cache_;
     TokenMask allowed_;
     std::vector<float> masked_;  // [n_vocab]

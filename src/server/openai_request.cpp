@@ -336,7 +336,7 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
     if (auto err = read_tool_request(body, out.tools)) return err;
-    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
+    if (auto err = read_constraint(body, limits, ctx.grammars, out.gen.constraint)) return err;
     if (auto err = constrain_to_tool_calls(ctx, limits, out)) return err;
     CacheMark mark;
     if (auto err = find_cache_marks(body, limits.cache_control, mark)) return err;
@@ -360,7 +360,7 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "logprobs")) return err;
-    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
+    if (auto err = read_constraint(body, limits, ctx.grammars, out.gen.constraint)) return err;
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
     if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;
