@@ -229,9 +229,10 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     const std::shared_ptr<const TokenVocabulary> vocab = state->request.constraint ? grammar_vocabulary() : nullptr;
     const int32_t max_draft = max_draft_for(state->request);
     const DraftLength draft(max_draft, std::min(options_.spec.min_draft, max_draft), draft_token_cost_);
-    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, draft);
+    const DraftLength forced(state->request.constraint ? options_.spec.max_forced : 0, 0, kVerifyPositionCost);
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, draft, forced);
     for (int32_t i = 1; i < state->request.n; ++i) {
-        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, draft));
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, draft, forced));
     }
     Sequence& seq = leader->seq;
     const bool embed = state->request.embed;
