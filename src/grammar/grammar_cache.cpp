@@ -23,10 +23,24 @@ void GrammarCache::evict() {
     }
 }
 
+Expected<CompiledGrammar> GrammarCache::make(const Compile& compile,
+                                             std::chrono::duration<double> table_budget) const {
+    Expected<Grammar> g = compile();
+    if (!g.ok()) return g.status();
+    CompiledGrammar made;
+    made.grammar = std::make_shared<const Grammar>(std::move(*g));
+    made.tables = std::make_shared<TokenMaskTables>(made.grammar, *vocab_);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(table_budget);
+    made.tables->build_all(deadline);
+    return made;
+}
+
 Expected<CompiledGrammar> GrammarCache::get(const std::string& key, const Compile& compile,
                                             std::chrono::duration<double> table_budget) {
+    std::promise<Expected<CompiledGrammar>> promise;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
         auto it = index_.find(key);
         if (it != index_.end()) {
             ++hits_;
@@ -40,20 +54,22 @@ Expected<CompiledGrammar> GrammarCache::get(const std::string& key, const Compil
             evict();
             return found;
         }
+        auto running = compiling_.find(key);
+        if (running != compiling_.end()) {
+            ++hits_;
+            std::shared_future<Expected<CompiledGrammar>> first = running->second;
+            lock.unlock();
+            return first.get();
+        }
         ++misses_;
+        compiling_.emplace(key, promise.get_future().share());
     }
-    Expected<Grammar> g = compile();
-    if (!g.ok()) return g.status();
-    CompiledGrammar made;
-    made.grammar = std::make_shared<const Grammar>(std::move(*g));
-    made.tables = std::make_shared<TokenMaskTables>(made.grammar, *vocab_);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(table_budget);
-    made.tables->build_all(deadline);
+    Expected<CompiledGrammar> made = make(compile, table_budget);
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second->value;  // a concurrent miss was kept first
-    lru_.push_front(Entry{key, made, 0});
+    compiling_.erase(key);
+    promise.set_value(made);
+    if (!made.ok()) return made;
+    lru_.push_front(Entry{key, *made, 0});
     lru_.front().bytes = entry_bytes(lru_.front());
     bytes_ += lru_.front().bytes;
     index_.emplace(key, lru_.begin());

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,9 @@ public:
     // The grammar of `key` (the constraint's kind and canonical text), made
     // by `compile` on a miss, its tables then built for at most
     // `table_budget` (the rest are built lazily, by the masks that need
-    // them). A failed compile is returned and not kept. Thread-safe; two
-    // concurrent misses of one key may both compile, the first kept wins.
+    // them). A failed compile is returned and not kept. Thread-safe;
+    // concurrent misses of one key wait for the first one's compile (a burst
+    // of requests with a new schema builds its tables once).
     Expected<CompiledGrammar> get(const std::string& key, const Compile& compile,
                                   std::chrono::duration<double> table_budget);
 
@@ -54,12 +56,14 @@ private:
     };
     static size_t entry_bytes(const Entry& e);
     void evict();  // under mu_
+    Expected<CompiledGrammar> make(const Compile& compile, std::chrono::duration<double> table_budget) const;
 
     std::shared_ptr<const TokenVocabulary> vocab_;
     size_t max_bytes_;
     mutable std::mutex mu_;
     std::list<Entry> lru_;  // most recently used first
     std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+    std::unordered_map<std::string, std::shared_future<Expected<CompiledGrammar>>> compiling_;
     size_t bytes_ = 0, hits_ = 0, misses_ = 0;
 };
 

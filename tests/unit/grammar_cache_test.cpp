@@ -3,9 +3,11 @@
 // failed compiles not kept; the table budget leaves the rest lazy.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grammar/gbnf.h"
@@ -91,6 +93,30 @@ TEST(GrammarCache, EvictsLeastRecentlyUsedPastTheByteBound) {
     EXPECT_EQ(calls, 3);  // still kept
     ASSERT_TRUE(get("k1"));
     EXPECT_EQ(calls, 4);  // compiled again
+}
+
+TEST(GrammarCache, ConcurrentMissesOfOneKeyCompileOnce) {
+    GrammarCache cache(vocabulary(), size_t{1} << 20);
+    std::atomic<int> calls{0};
+    const GrammarCache::Compile slow = [&calls]() {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the others arrive meanwhile
+        return parse_gbnf("root ::= \"ab\" [xy]*");
+    };
+    std::vector<std::shared_ptr<const Grammar>> got(8);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < got.size(); ++i) {
+        threads.emplace_back([&, i] {
+            auto r = cache.get("k", slow, kBudget);
+            if (r.ok()) got[i] = r->grammar;
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(calls.load(), 1);
+    for (const auto& g : got) EXPECT_EQ(g, got[0]);
+    EXPECT_NE(got[0], nullptr);
+    EXPECT_EQ(cache.misses(), 1u);
+    EXPECT_EQ(cache.hits(), 7u);
 }
 
 TEST(GrammarCache, ZeroBytesKeepsNothing) {
