@@ -9,7 +9,9 @@ alternates, rep by rep, so every configuration sees the same machine load:
       (target >= 0.9);
   (b) one answer of a schema with many fixed keys and short values,
       end-to-end seconds on a server with --jump-forward 32 against one with
-      --jump-forward 0 (target >= 1.5x), checking both outputs are equal.
+      --jump-forward 0 (target >= 1.5x), checking both outputs are equal;
+      also the server's CPU seconds for the answer (steadier than wall time
+      on a loaded machine).
 Prints medians over --reps and writes every sample to --json.
 
 Usage: python3 bench/structured_bench.py [--model M.gguf] [--threads 2] [--reps 5]
@@ -95,6 +97,12 @@ async def concurrent_run(url, constrained):
     return sum(tokens) / wall, sum(tokens)
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def fixed_key_answer(url):
     body = {"messages": [{"role": "user", "content": "Fill in this customer record as JSON."}], "max_tokens": 400,
             "temperature": 0, "response_format": {"type": "json_schema",
@@ -119,7 +127,8 @@ def main():
     ap.add_argument("--skip-b", action="store_true")
     ap.add_argument("--json", help="write every sample here")
     args = ap.parse_args()
-    results = {"a": {"constrained": [], "unconstrained": []}, "b": {"jf32": [], "jf0": []}}
+    results = {"a": {"constrained": [], "unconstrained": []},
+               "b": {"jf32": [], "jf0": [], "jf32_cpu": [], "jf0_cpu": []}}
 
     if not args.skip_a:
         server = serving_bench.tessera(args)
@@ -149,19 +158,23 @@ def main():
                 texts[name] = fixed_key_answer(s.url)[1]  # warm-up (and the grammar's first compile)
             for rep in range(args.reps):
                 for name in (["jf32", "jf0"] if rep % 2 == 0 else ["jf0", "jf32"]):
+                    cpu_before = cpu_seconds(servers[name].proc.pid)
                     wall, text, tokens = fixed_key_answer(servers[name].url)
+                    cpu = cpu_seconds(servers[name].proc.pid) - cpu_before
                     if text != texts[name]:
                         raise RuntimeError(f"{name}: the answer changed between runs")
                     results["b"][name].append(wall)
-                    print(f"(b) rep {rep} {name}: {wall * 1000:.0f} ms ({tokens} tokens)", flush=True)
+                    results["b"][name + "_cpu"].append(cpu)
+                    print(f"(b) rep {rep} {name}: {wall * 1000:.0f} ms, server CPU {cpu:.2f} s ({tokens} tokens)",
+                          flush=True)
         finally:
             for s in servers.values():
                 s.stop()
         same = texts["jf32"] == texts["jf0"]
-        j, p = (statistics.median(results["b"][k]) for k in ("jf32", "jf0"))
-        results["b"].update(speedup=p / j, same_output=same, answer=texts["jf32"])
-        print(f"(b) fixed-key answer: jump-forward 32 {j * 1000:.0f} ms, 0 {p * 1000:.0f} ms, speedup {p / j:.2f}x, "
-              f"outputs {'identical' if same else 'DIFFER'}")
+        j, p, jc, pc = (statistics.median(results["b"][k]) for k in ("jf32", "jf0", "jf32_cpu", "jf0_cpu"))
+        results["b"].update(speedup=p / j, cpu_speedup=pc / jc, same_output=same, answer=texts["jf32"])
+        print(f"(b) fixed-key answer: jump-forward 32 {j * 1000:.0f} ms, 0 {p * 1000:.0f} ms, speedup {p / j:.2f}x; "
+              f"server CPU {jc:.2f} s vs {pc:.2f} s, {pc / jc:.2f}x; outputs {'identical' if same else 'DIFFER'}")
         print(f"    answer: {texts['jf32']}")
 
     if args.json:
