@@ -3,7 +3,6 @@
 // and flattening.
 #include "grammar/grammar.h"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
