@@ -144,6 +144,17 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--grammar-max-bytes", s.limits.grammar.max_source_bytes,
                    "largest grammar or JSON Schema a request may constrain its output with")
         ->check(CLI::Range(size_t{1}, size_t{64} << 20));
+    app.add_option("--grammar-max-compile-time", s.limits.grammar.max_compile_seconds,
+                   "seconds a request's grammar or JSON Schema may take to compile before a 400")
+        ->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--grammar-table-budget", s.limits.grammar.table_build_seconds,
+                   "seconds spent prebuilding a new grammar's token tables before its request runs (the rest are "
+                   "built while decoding)")
+        ->check(CLI::Range(0.0, 3600.0));
+    app.add_option("--grammar-cache-size", s.limits.grammar_cache_bytes,
+                   "memory for compiled grammars and their token tables, shared by requests with the same schema "
+                   "or grammar, e.g. 256M (0: none kept)")
+        ->transform(CLI::AsSizeValue(false));
     app.add_option("--request-timeout", f.request_timeout_s,
                    "seconds a connection has to send each whole request (0: no limit)")
         ->check(CLI::Range(0.0, 86400.0));
@@ -295,7 +306,7 @@ int cmd_serve(int argc, char** argv) {
     apply_log_format(f);
     apply_pooling(f);
     apply_cache_ttls(f);
-    f.server.loader = serve_model_loader(f.engine, f.spec);
+    f.server.loader = serve_model_loader(f.engine, f.spec, f.server.limits.grammar_cache_bytes);
 
     // glibc raises its mmap threshold each time a large block is freed, so
     // after one big request later ones come from the heap and stay resident

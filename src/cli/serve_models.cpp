@@ -75,7 +75,7 @@ EngineOptions engine_options_for(const EngineOptions& defaults, const ModelSpec&
 }
 
 Expected<ServedModelPtr> load_served_model(const EngineOptions& defaults, const SpecFlags& spec_flags,
-                                           const ModelSpec& spec) {
+                                           size_t grammar_cache_bytes, const ModelSpec& spec) {
     auto files = LoadedModel::open_files(spec.path);
     if (!files) return files.status();
     auto chat_template = compile_template(**files, spec);
@@ -97,6 +97,7 @@ Expected<ServedModelPtr> load_served_model(const EngineOptions& defaults, const 
     auto engine = Engine::start(*served->model, *served->tokenizer, options);
     if (!engine) return engine.status();
     served->engine = std::move(*engine);
+    served->grammars = std::make_unique<GrammarCache>(served->engine->grammar_vocabulary(), grammar_cache_bytes);
     return ServedModelPtr(std::move(served));
 }
 
@@ -128,8 +129,10 @@ Expected<std::vector<ModelSpec>> startup_model_specs(const ServeModelFlags& flag
     return specs;
 }
 
-ModelLoader serve_model_loader(const EngineOptions& engine, const SpecFlags& spec) {
-    return [engine, spec](const ModelSpec& s) { return load_served_model(engine, spec, s); };
+ModelLoader serve_model_loader(const EngineOptions& engine, const SpecFlags& spec, size_t grammar_cache_bytes) {
+    return [engine, spec, grammar_cache_bytes](const ModelSpec& s) {
+        return load_served_model(engine, spec, grammar_cache_bytes, s);
+    };
 }
 
 }  // namespace tessera

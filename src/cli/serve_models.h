@@ -26,7 +26,8 @@ Expected<std::vector<ModelSpec>> startup_model_specs(const ServeModelFlags& flag
 
 // Loads a spec: weights, tokenizer, chat template (compiled), then an engine
 // with `engine` as defaults (ctx_size / kv_memory per spec) and speculation
-// from `spec` (draft_model per spec). Warnings go to stderr.
-ModelLoader serve_model_loader(const EngineOptions& engine, const SpecFlags& spec);
+// from `spec` (draft_model per spec), and a grammar cache of
+// `grammar_cache_bytes`. Warnings go to stderr.
+ModelLoader serve_model_loader(const EngineOptions& engine, const SpecFlags& spec, size_t grammar_cache_bytes);
 
 }  // namespace tessera

@@ -118,6 +118,10 @@ Expected<std::shared_ptr<RequestHandle>> Engine::Impl::submit(GenerationRequest 
     }
     TS_RETURN_IF_ERROR(request.sampling.validate(n_vocab));
     const GenerationConstraint constraint = request.constraint;  // for the metrics, once accepted
+    if (constraint.tables && (constraint.tables->grammar() != constraint.grammar ||
+                              &constraint.tables->vocab() != grammar_vocabulary().get())) {
+        return Status::error("the constraint's token tables are not its grammar's over this model's vocabulary");
+    }
 
     auto state = std::make_shared<RequestState>();
     {
@@ -210,9 +214,10 @@ void Engine::Impl::take_incoming(std::deque<std::shared_ptr<RequestState>>& inco
     }
 }
 
-// The vocabulary's bytes, sorted for mask walks: built once per model, on
-// the engine thread, the first time a request needs it.
-const std::shared_ptr<const TokenVocabulary>& Engine::Impl::grammar_vocabulary() {
+// The vocabulary's bytes, sorted for mask walks: built once per model, the
+// first time a request (or the server, compiling one) needs it.
+std::shared_ptr<const TokenVocabulary> Engine::Impl::grammar_vocabulary() {
+    std::lock_guard<std::mutex> lock(grammar_vocab_mu_);
     if (!grammar_vocab_) {
         grammar_vocab_ = std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(tokenizer_));
     }
@@ -224,9 +229,10 @@ void Engine::Impl::start_request(std::shared_ptr<RequestState> state) {
     const std::shared_ptr<const TokenVocabulary> vocab = state->request.constraint ? grammar_vocabulary() : nullptr;
     const int32_t max_draft = max_draft_for(state->request);
     const DraftLength draft(max_draft, std::min(options_.spec.min_draft, max_draft), draft_token_cost_);
-    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, draft);
+    const DraftLength forced(state->request.constraint ? options_.spec.max_forced : 0, 0, kVerifyPositionCost);
+    auto leader = std::make_unique<Choice>(state, 0, tokenizer_, n_vocab, vocab, draft, forced);
     for (int32_t i = 1; i < state->request.n; ++i) {
-        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, draft));
+        leader->pending_forks.push_back(std::make_unique<Choice>(state, i, tokenizer_, n_vocab, vocab, draft, forced));
     }
     Sequence& seq = leader->seq;
     const bool embed = state->request.embed;
@@ -558,6 +564,7 @@ Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 Expected<std::shared_ptr<RequestHandle>> Engine::submit(GenerationRequest r) { return impl_->submit(std::move(r)); }
 const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer(); }
+std::shared_ptr<const TokenVocabulary> Engine::grammar_vocabulary() const { return impl_->grammar_vocabulary(); }
 const ModelConfig& Engine::model_config() const { return impl_->config(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
 const EngineMetrics& Engine::metrics() const { return impl_->metrics(); }

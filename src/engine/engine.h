@@ -20,6 +20,8 @@
 
 namespace tessera {
 
+class TokenVocabulary;
+
 // Speculative decoding: drafts verified in the continuous batch (spec/drafter.h).
 struct SpecOptions {
     std::shared_ptr<Drafter> drafter;  // null: off. Used on the engine thread only.
@@ -74,6 +76,9 @@ public:
     Expected<std::shared_ptr<RequestHandle>> submit(GenerationRequest request);
 
     const Tokenizer& tokenizer() const;
+    // The tokenizer's vocabulary as grammar masks walk it (built on first
+    // use; thread-safe): a constraint's prebuilt tables must be over it.
+    std::shared_ptr<const TokenVocabulary> grammar_vocabulary() const;
     const ModelConfig& model_config() const;
     const EngineOptions& options() const;
     const EngineMetrics& metrics() const;

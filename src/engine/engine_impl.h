@@ -42,6 +42,7 @@ public:
         return damaged_.load(std::memory_order_acquire) || (m != nullptr && m->damaged());
     }
     bool healthy(std::chrono::milliseconds stall) const;
+    std::shared_ptr<const TokenVocabulary> grammar_vocabulary();  // thread-safe
 
 private:
     void loop();
@@ -60,7 +61,6 @@ private:
     // `draft_q`, when given, is the distribution `draft` was drawn from
     // (a sampled draft): the token comes from the speculative rule.
     int32_t sample_token(Choice& choice, const float* logits, int32_t draft = -1, const float* draft_q = nullptr);
-    const std::shared_ptr<const TokenVocabulary>& grammar_vocabulary();
     void track(std::unique_ptr<Choice> choice);
     void on_token(Choice& choice, const float* logits, int32_t token);
     void emit(Choice& choice, std::string text);
@@ -95,6 +95,7 @@ private:
     std::unordered_map<const Sequence*, Choice*> owner_;  // scheduler sequence -> its choice
     Batch batch_;
     std::vector<float> logits_;
+    std::mutex grammar_vocab_mu_;
     std::shared_ptr<const TokenVocabulary> grammar_vocab_;  // built on the first constrained request
     std::vector<float> hidden_;  // [rows, n_embd] this step's pooled positions
     std::vector<Choice*> sampled_;              // choices that sampled this step, forks included

@@ -48,6 +48,7 @@ void Engine::Impl::verify_draft(Choice& choice, const ScheduledRun& run, const f
         // A grammar's draft says nothing about the drafter's acceptance.
         metrics_.jump_forward_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
         metrics_.jump_forward_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
+        choice.forced_length.update(run.n_draft, accepted);
     } else {
         metrics_.spec_drafted_tokens.fetch_add(static_cast<uint64_t>(run.n_draft), std::memory_order_relaxed);
         metrics_.spec_accepted_tokens.fetch_add(static_cast<uint64_t>(accepted), std::memory_order_relaxed);
@@ -82,6 +83,10 @@ void Engine::Impl::propose_drafts() {
         if (c.constraint && options_.spec.max_forced > 0) {
             drafts_[i] = c.constraint->forced_tokens(
                 static_cast<int32_t>(std::min<int64_t>(options_.spec.max_forced, room)));
+            // The length control only steps where something is forced, so
+            // its pauses and probes count forced stretches, not free text.
+            if (!drafts_[i].empty()) drafts_[i].resize(static_cast<size_t>(std::min<int64_t>(
+                                         c.forced_length.next(), static_cast<int64_t>(drafts_[i].size()))));
             c.draft_forced = !drafts_[i].empty();
             if (c.draft_forced) continue;
         }

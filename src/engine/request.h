@@ -14,6 +14,8 @@
 
 namespace tessera {
 
+class TokenMaskTables;
+
 struct GenerationRequest;
 
 // Caps on what one request may ask for: the one source of truth for the
@@ -39,6 +41,11 @@ struct RequestLimits {
 // only, by the request's choices; each choice keeps its own matcher.
 struct GenerationConstraint {
     std::shared_ptr<const Grammar> grammar;  // null: unconstrained
+    // The grammar's token tables over the engine's grammar vocabulary
+    // (Engine::grammar_vocabulary), built before submission and shared by
+    // requests with the same grammar (GrammarCache); null: the engine makes
+    // them, building each table inside the first mask that needs it.
+    std::shared_ptr<TokenMaskTables> tables;
     double compile_seconds = 0.0;            // for the metrics; 0 when unknown
     // Control tokens the grammar may emit where it admits their text (a
     // tool-call family's markers: sample/grammar_constraint.h); the output

@@ -4,6 +4,7 @@
 #include "grammar/grammar.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "tokenizer/utf8.h"
@@ -29,12 +30,23 @@ uint32_t GrammarBuilder::new_rule(const std::string& base) {
     return id;
 }
 
+Status GrammarBuilder::check_time() const {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (seconds > limits_.max_compile_seconds) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", limits_.max_compile_seconds);
+        return Status::error(std::string("grammar compile took longer than the limit of ") + limit +
+                             " s (max_compile_seconds)");
+    }
+    return ok_status();
+}
+
 Status GrammarBuilder::count_symbols(size_t n) {
     n_symbols_ += n + 1;
     if (n_symbols_ > limits_.max_symbols) {
         return Status::error("grammar too large: more than " + std::to_string(limits_.max_symbols) + " symbols");
     }
-    return ok_status();
+    return check_time();
 }
 
 Status GrammarBuilder::add_alternative(uint32_t rule, std::vector<GrammarSymbol> symbols) {
@@ -218,6 +230,7 @@ Expected<Grammar> GrammarBuilder::build(const std::string& root_name) {
         g.shorter_[g.rule_alts_[sh.rule][sh.alt].begin + sh.index] = {
             g.rule_alts_[sh.shorter_rule][sh.shorter_alt].begin + sh.shorter_index, sh.remaining};
     }
+    TS_RETURN_IF_ERROR(check_time());
     return g;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -46,6 +47,14 @@ struct GrammarLimits {
     size_t max_symbols = 1 << 20;       // all alternatives together
     size_t max_nesting = 100;           // groups / schema levels
     uint32_t max_repetition = 10000;    // {m,n} bounds, minItems, maxLength, ...
+    // Building the grammar (GrammarBuilder, from its construction to build()):
+    // past it the compile fails. The size caps above bound it already; this
+    // is the backstop for inputs that are within them but slow.
+    double max_compile_seconds = 5.0;
+    // Prebuilding a compiled grammar's token tables (TokenMaskTables::
+    // build_all) before its request is admitted; tables not built in time
+    // are built lazily, inside the masks that need them.
+    double table_build_seconds = 2.0;
 };
 
 // Immutable, validated grammar in flat form. Each alternative is stored as its
@@ -99,7 +108,8 @@ private:
 // Collects rules while a front end parses, then checks and flattens them.
 class GrammarBuilder {
 public:
-    explicit GrammarBuilder(GrammarLimits limits = {}) : limits_(limits) {}
+    explicit GrammarBuilder(GrammarLimits limits = {})
+        : limits_(limits), start_(std::chrono::steady_clock::now()) {}
 
     const GrammarLimits& limits() const { return limits_; }
     // The rule with this name, created empty (and undefined) on first use.
@@ -131,8 +141,10 @@ public:
 
 private:
     Status count_symbols(size_t n);
+    Status check_time() const;
 
     GrammarLimits limits_;
+    std::chrono::steady_clock::time_point start_;
     std::vector<std::string> names_;
     std::unordered_map<std::string, uint32_t> ids_;
     std::vector<bool> defined_;

@@ -43,6 +43,18 @@ size_t TokenMaskTables::n_tables() const {
     return distinct.size();
 }
 
+size_t TokenMaskTables::memory_bytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unordered_set<const Position*> distinct;
+    size_t bytes = 0;
+    for (const auto& [pos, table] : positions_) {
+        if (distinct.insert(table.get()).second) {
+            bytes += (table->accepted.size() + table->uncertain.size()) * sizeof(uint64_t);
+        }
+    }
+    return bytes;
+}
+
 std::shared_ptr<const TokenMaskTables::Position> TokenMaskTables::find(uint32_t pos) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = positions_.find(pos);
@@ -118,7 +130,7 @@ const TokenMaskTables::Position& TokenMaskTables::position(uint32_t pos) {
     return *positions_.emplace(pos, table).first->second;
 }
 
-void TokenMaskTables::build_all() {
+bool TokenMaskTables::build_all(std::chrono::steady_clock::time_point deadline) {
     const Grammar& g = *grammar_;
     const auto& symbols = g.symbols();
     for (uint32_t r = 0; r < g.n_rules(); ++r) {
@@ -127,10 +139,13 @@ void TokenMaskTables::build_all() {
             // the top-level items of the first set (root alternatives).
             const uint32_t first = r == g.root() ? alt.begin : alt.begin + 1;
             for (uint32_t pos = first; pos < alt.end; ++pos) {
-                if (symbols[pos].kind != GrammarSymbol::Kind::End) position(pos);
+                if (symbols[pos].kind == GrammarSymbol::Kind::End) continue;
+                if (std::chrono::steady_clock::now() > deadline) return false;
+                position(pos);
             }
         }
     }
+    return true;
 }
 
 void TokenMaskTables::compute(GrammarMatcher& matcher, TokenMask& out) {

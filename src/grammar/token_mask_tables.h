@@ -6,6 +6,7 @@
 // run past the end of the position's rule) walked through the real matcher.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,12 +33,17 @@ public:
 
     // Builds every position's table now (what xgrammar does at compile
     // time), so no later mask pays for one. Costs about one full vocabulary
-    // walk per position that can start a kernel item.
-    void build_all();
+    // walk per position that can start a kernel item. Stops once `deadline`
+    // has passed (checked between positions, so it overshoots by at most one
+    // table's build), leaving the rest to be built lazily; true when every
+    // table was built.
+    bool build_all(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
     // Positions with a table, and distinct tables (positions deep in a
     // repetition share one: Grammar::shorter).
     size_t n_built() const;
     size_t n_tables() const;
+    // The distinct tables' bit sets, in bytes (what a cache of tables holds).
+    size_t memory_bytes() const;
 
 private:
     // What one position decides alone. A token is accepted when the rest of

@@ -11,9 +11,12 @@
 namespace tessera {
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
-                                     std::shared_ptr<const TokenVocabulary> vocab, std::vector<MarkerToken> markers)
-    : matcher_(std::move(grammar)), vocab_(std::move(vocab)), markers_(std::move(markers)) {
+                                     std::shared_ptr<const TokenVocabulary> vocab,
+                                     std::shared_ptr<TokenMaskTables> tables, std::vector<MarkerToken> markers)
+    : matcher_(grammar), vocab_(std::move(vocab)), markers_(std::move(markers)), tables_(std::move(tables)) {
     TS_CHECK(vocab_ != nullptr);
+    if (!tables_) tables_ = vocab_->shared_tables(grammar);
+    TS_CHECK(tables_->grammar() == grammar && &tables_->vocab() == vocab_.get());
     for (const MarkerToken& m : markers_) TS_CHECK(m.id >= 0 && m.id < vocab_->n_tokens() && !m.text.empty());
 }
 
@@ -27,7 +30,7 @@ const MarkerToken* GrammarConstraint::marker(int32_t token) const {
 std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
     const auto n = static_cast<size_t>(vocab_->n_tokens());
     TS_CHECK(logits.size() == n);
-    cache_.compute(matcher_, *vocab_, allowed_);
+    cache_.compute(matcher_, *tables_, allowed_);
     for (const MarkerToken& m : markers_) {  // a few, each tried on the live matcher and rolled back
         if (!matcher_.advance(m.text)) continue;
         matcher_.rollback(m.text.size());

@@ -12,6 +12,7 @@
 
 #include "grammar/matcher.h"
 #include "grammar/token_mask.h"
+#include "grammar/token_mask_tables.h"
 
 namespace tessera {
 
@@ -26,10 +27,12 @@ struct MarkerToken {
 
 class GrammarConstraint {
 public:
-    // `markers`: allowed wherever the grammar admits their whole text next
-    // (spelling that text in ordinary tokens stays allowed too).
+    // `tables`: the grammar's, over `vocab`, shared across sequences; null:
+    // the vocabulary's shared_tables(), built lazily. `markers`: allowed
+    // wherever the grammar admits their whole text next (spelling that text
+    // in ordinary tokens stays allowed too).
     GrammarConstraint(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocab,
-                      std::vector<MarkerToken> markers = {});
+                      std::shared_ptr<TokenMaskTables> tables = nullptr, std::vector<MarkerToken> markers = {});
 
     // The logits with every token the grammar forbids set to -inf (the end-
     // of-generation tokens allowed only where the grammar accepts), in a
@@ -62,6 +65,7 @@ private:
     GrammarMatcher matcher_;
     std::shared_ptr<const TokenVocabulary> vocab_;
     std::vector<MarkerToken> markers_;
+    std::shared_ptr<TokenMaskTables> tables_;
     TokenMaskCache cache_;
     TokenMask allowed_;
     std::vector<float> masked_;  // [n_vocab]

@@ -132,7 +132,10 @@ const char* describe(Kind kind) {
     return "grammar";
 }
 
-std::optional<ApiError> compile(const Found& f, const ProtocolLimits& limits, Grammar& out) {
+// Compiles the constraint into `out`, through the cache when there is one,
+// keyed by the kind and the text the grammar is compiled from.
+std::optional<ApiError> compile(const Found& f, const ProtocolLimits& limits, GrammarCache* grammars,
+                                GenerationConstraint& out) {
     std::string schema;
     std::vector<std::string> choices;
     if (f.kind == Kind::JsonSchema) {
@@ -141,15 +144,34 @@ std::optional<ApiError> compile(const Found& f, const ProtocolLimits& limits, Gr
     if (f.kind == Kind::Choice) {
         if (auto err = read_choices(f, choices)) return err;
     }
-    Expected<Grammar> g = f.kind == Kind::JsonObject ? Expected<Grammar>(json_object_grammar())
-                          : f.kind == Kind::JsonSchema ? compile_json_schema(schema, limits.grammar)
-                          : f.kind == Kind::Gbnf ? parse_gbnf(f.value->get_ref<const std::string&>(), limits.grammar)
-                          : f.kind == Kind::Regex ? compile_regex(f.value->get_ref<const std::string&>(), limits.grammar)
-                                                  : choice_grammar(choices, limits.grammar);
-    if (!g.ok()) {
-        return bad_request(f.param, std::string("Invalid ") + describe(f.kind) + " in '" + f.param + "': " + g.error());
+    const GrammarCache::Compile make = [&]() -> Expected<Grammar> {
+        switch (f.kind) {
+            case Kind::JsonObject: return json_object_grammar();
+            case Kind::JsonSchema: return compile_json_schema(schema, limits.grammar);
+            case Kind::Gbnf: return parse_gbnf(f.value->get_ref<const std::string&>(), limits.grammar);
+            case Kind::Regex: return compile_regex(f.value->get_ref<const std::string&>(), limits.grammar);
+            case Kind::Choice: break;
+        }
+        return choice_grammar(choices, limits.grammar);
+    };
+    const auto failed = [&](const std::string& why) {
+        return bad_request(f.param, std::string("Invalid ") + describe(f.kind) + " in '" + f.param + "': " + why);
+    };
+    if (!grammars) {
+        Expected<Grammar> g = make();
+        if (!g.ok()) return failed(g.error());
+        out.grammar = std::make_shared<const Grammar>(std::move(*g));
+        return std::nullopt;
     }
-    out = std::move(*g);
+    const std::string key = std::to_string(static_cast<int>(f.kind)) + "\n" +
+                            (f.kind == Kind::JsonSchema ? schema
+                             : f.kind == Kind::Choice   ? dump_json(*f.value)
+                             : f.value                  ? f.value->get<std::string>()
+                                                        : std::string());
+    auto compiled = grammars->get(key, make, std::chrono::duration<double>(limits.grammar.table_build_seconds));
+    if (!compiled.ok()) return failed(compiled.error());
+    out.grammar = compiled->grammar;
+    out.tables = compiled->tables;
     return std::nullopt;
 }
 
@@ -172,14 +194,13 @@ Expected<Grammar> choice_grammar(const std::vector<std::string>& choices, const 
     return b.build("root");
 }
 
-std::optional<ApiError> read_constraint(const Json& body, const ProtocolLimits& limits, GenerationConstraint& out) {
+std::optional<ApiError> read_constraint(const Json& body, const ProtocolLimits& limits, GrammarCache* grammars,
+                                        GenerationConstraint& out) {
     std::vector<Found> found;
     if (auto err = find_constraints(body, found)) return err;
     if (found.empty()) return std::nullopt;
     const auto start = std::chrono::steady_clock::now();
-    Grammar grammar;
-    if (auto err = compile(found.front(), limits, grammar)) return err;
-    out.grammar = std::make_shared<const Grammar>(std::move(grammar));
+    if (auto err = compile(found.front(), limits, grammars, out)) return err;
     out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::nullopt;
 }

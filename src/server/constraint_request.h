@@ -15,9 +15,12 @@
 namespace tessera {
 
 // Leaves `out` empty when the request asks for no constraint (or for
-// response_format text). Compiles against limits.grammar; the compile time is
-// recorded in `out` for the metrics.
-std::optional<ApiError> read_constraint(const Json& body, const ProtocolLimits& limits, GenerationConstraint& out);
+// response_format text). Compiles against limits.grammar, through `grammars`
+// when given (a constraint seen before is not compiled again, and `out` gets
+// its prebuilt token tables); the time taken (compile and table build, or the
+// cache lookup) is recorded in `out` for the metrics.
+std::optional<ApiError> read_constraint(const Json& body, const ProtocolLimits& limits, GrammarCache* grammars,
+                                        GenerationConstraint& out);
 
 // A grammar matching exactly one of `choices` (guided_choice).
 Expected<Grammar> choice_grammar(const std::vector<std::string>& choices, const GrammarLimits& limits);

@@ -146,7 +146,7 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
     s.in_flight = std::make_unique<InFlight>(state);  // before the check, so drain() cannot miss this request
     if (state.draining.load()) return error_reply(unavailable("The server is shutting down"));
     const PromptContext ctx{&model->engine->tokenizer(), model->chat_template.get(), model->engine->max_context(),
-                            model->engine->options().limits};
+                            model->engine->options().limits, model->grammars.get()};
     s.model = model;
     ParsedRequest& pr = s.request;
     auto err = kind == ApiKind::Completion ? parse_completion_request(body, ctx, state.options.limits, pr)

@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "engine/engine.h"
+#include "grammar/grammar_cache.h"
 #include "model/model.h"
 #include "server/model_spec.h"
 #include "template/chat_render.h"
@@ -32,6 +33,9 @@ struct ServedModel {
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat_template;  // compiled once, at load
     std::unique_ptr<Engine> engine;
+    // Compiled request grammars and their tables over the engine's grammar
+    // vocabulary, shared by requests with the same constraint text.
+    std::unique_ptr<GrammarCache> grammars;
 
     const std::string& name() const { return spec.name; }
 };

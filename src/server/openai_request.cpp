@@ -207,15 +207,34 @@ std::optional<ApiError> finish(FieldReader& r, const PromptContext& ctx, const c
 
 // tool_choice "required" or a named function: decoding follows the grammar
 // that forces a call (server/tool_grammar), the request's one constraint.
-std::optional<ApiError> constrain_to_tool_calls(const PromptContext& ctx, const ProtocolLimits& limits,
-                                                ParsedRequest& out) {
+// Through the model's grammar cache when there is one, keyed by the family
+// and the body fields the grammar is made from: an agent sends the same
+// tools every turn.
+std::optional<ApiError> constrain_to_tool_calls(const Json& body, const PromptContext& ctx,
+                                                const ProtocolLimits& limits, ParsedRequest& out) {
     if (!out.tools.forced()) return std::nullopt;
     if (out.gen.constraint) {
         return bad_request("tool_choice", "A forced tool call (tool_choice \"required\" or a named function) cannot "
                                           "be combined with response_format or another grammar");
     }
     const auto start = std::chrono::steady_clock::now();
-    auto grammar = compile_tool_call_grammar(out.tools, ctx.chat_template->tool_call_family(), limits.grammar);
+    const ToolCallFamily family = ctx.chat_template->tool_call_family();
+    const GrammarCache::Compile make = [&] { return compile_tool_call_grammar(out.tools, family, limits.grammar); };
+    if (ctx.grammars) {
+        std::string key = std::string("tools\n") + tool_call_family_name(family);
+        for (const char* field : {"tools", "tool_choice", "parallel_tool_calls"}) {
+            const auto it = body.find(field);
+            key += "\n" + (it == body.end() ? std::string() : dump_json(*it));
+        }
+        auto compiled = ctx.grammars->get(key, make, std::chrono::duration<double>(limits.grammar.table_build_seconds));
+        if (!compiled) return bad_request("tools", "Cannot force a tool call: " + compiled.error());
+        out.gen.constraint.grammar = compiled->grammar;
+        out.gen.constraint.tables = compiled->tables;
+        out.gen.constraint.compile_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return std::nullopt;
+    }
+    auto grammar = make();
     if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
     out.gen.constraint.grammar = std::make_shared<const Grammar>(std::move(*grammar));
     out.gen.constraint.marker_tokens = tool_call_marker_tokens(*ctx.tokenizer, ctx.chat_template->tool_call_family());
@@ -337,8 +356,8 @@ std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "top_logprobs")) return err;
     if (auto err = read_tool_request(body, out.tools)) return err;
-    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
-    if (auto err = constrain_to_tool_calls(ctx, limits, out)) return err;
+    if (auto err = read_constraint(body, limits, ctx.grammars, out.gen.constraint)) return err;
+    if (auto err = constrain_to_tool_calls(body, ctx, limits, out)) return err;
     CacheMark mark;
     if (auto err = find_cache_marks(body, limits.cache_control, mark)) return err;
     if (auto err = render_messages(r, ctx, m, mark, out)) return err;
@@ -361,7 +380,7 @@ std::optional<ApiError> parse_completion_request(const Json& body, const PromptC
     const MaxTokens m = read_max_tokens(r);
     if (!r.ok()) return r.error();
     if (auto err = check_response_size(out, m, ctx, limits, "logprobs")) return err;
-    if (auto err = read_constraint(body, limits, out.gen.constraint)) return err;
+    if (auto err = read_constraint(body, limits, ctx.grammars, out.gen.constraint)) return err;
     const Json* prompt = r.find("prompt");
     if (!prompt) return bad_request("prompt", "'prompt' is required");
     if (auto err = tokenize_prompt(*prompt, ctx, m, out.gen.prompt)) return err;

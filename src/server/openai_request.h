@@ -9,6 +9,7 @@
 
 #include "engine/request.h"
 #include "grammar/grammar.h"
+#include "grammar/grammar_cache.h"
 #include "server/api_error.h"
 #include "server/cache_control.h"
 #include "server/json_util.h"
@@ -34,6 +35,8 @@ struct ProtocolLimits {
     // Size, rule and nesting caps on a request's grammar or JSON Schema
     // (response_format, guided_*, grammar, json_schema).
     GrammarLimits grammar;
+    // Each model's GrammarCache (compiled grammars and token tables), bytes.
+    size_t grammar_cache_bytes = size_t{256} << 20;
     // TTLs of prompt-cache markers (cache_control) and the system-prompt option.
     CacheControlOptions cache_control;
 };
@@ -57,6 +60,7 @@ struct PromptContext {
     const ChatTemplate* chat_template = nullptr;  // compiled once per model
     int64_t max_context = 0;  // prompt + max_tokens must fit
     RequestLimits limits;     // the engine's (EngineOptions::limits)
+    GrammarCache* grammars = nullptr;  // the model's; null: compile every constraint anew, tables built lazily
 };
 
 std::optional<ApiError> parse_chat_request(const Json& body, const PromptContext& ctx, const ProtocolLimits& limits,

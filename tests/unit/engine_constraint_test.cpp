@@ -15,6 +15,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
+#include "grammar/token_mask_tables.h"
 
 namespace tessera {
 namespace {
@@ -141,6 +142,33 @@ TEST_F(EngineConstraintTest, JumpForwardKeepsGreedyOutputAndCountsForcedTokens) 
     EXPECT_EQ(jumped.text[0], plain.text[0]) << "jump-forward must not change greedy output";
     EXPECT_EQ(jumped.last[0].completion_tokens, plain.last[0].completion_tokens);
     EXPECT_EQ((*plain_engine)->metrics().jump_forward_drafted_tokens.load(), 0u);
+}
+
+TEST_F(EngineConstraintTest, PrebuiltSharedTablesGiveTheLazyOutput) {
+    auto g = gbnf(R"(root ::= "{\"city\":\"" [A-Za-z ]{1,20} "\",\"rank\":" [0-9]{1,3} "}")");
+    const std::string prompt = "<|im_start|>user\nDescribe Paris as JSON.<|im_end|>\n<|im_start|>assistant\n";
+    Collected lazy = run(request(prompt, g, 40));
+    auto tables = std::make_shared<TokenMaskTables>(g, *engine_->grammar_vocabulary());
+    EXPECT_TRUE(tables->build_all());
+    GenerationRequest r = request(prompt, g, 40);
+    r.constraint.tables = tables;
+    r.n = 2;  // both choices share the tables
+    Collected shared = run(r);
+    EXPECT_EQ(shared.text[0], lazy.text[0]);
+    EXPECT_EQ(shared.text[1], lazy.text[0]);
+    EXPECT_TRUE(matches(g, shared.text[0])) << shared.text[0];
+}
+
+TEST_F(EngineConstraintTest, TablesOfAnotherVocabularyOrGrammarAreRefused) {
+    auto g = gbnf(R"(root ::= "yes" | "no")");
+    GenerationRequest r = request("Answer:", g, 4);
+    auto other_vocab = std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(*tokenizer_));
+    r.constraint.tables = std::make_shared<TokenMaskTables>(g, *other_vocab);
+    auto refused = engine_->submit(r);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().kind(), ErrorKind::InvalidArgument);
+    r.constraint.tables = std::make_shared<TokenMaskTables>(gbnf(R"(root ::= "maybe")"), *engine_->grammar_vocabulary());
+    EXPECT_FALSE(engine_->submit(r).ok());
 }
 
 TEST_F(EngineConstraintTest, UnconstrainedRequestsComputeNoMask) {

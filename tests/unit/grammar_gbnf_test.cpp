@@ -175,6 +175,9 @@ TEST(GrammarGbnf, LimitsRefuseOversizedGrammars) {
     expect_error("root ::= \"a\"{101}\n", "line 1", "too large", small);
     expect_error("root ::= \"" + std::string(2000, 'a') + "\"\n", "", "over 1000 bytes", small);
     expect_error("root ::= \"a\"{0,60}\n", "", "too many rules", small);
+    GrammarLimits no_time;
+    no_time.max_compile_seconds = 1e-9;  // any real compile takes longer
+    expect_error("root ::= \"a\"\n", "", "limit of 1e-09 s (max_compile_seconds)", no_time);
     // Under the limits the same shapes compile.
     EXPECT_TRUE(parse_gbnf("root ::= \"a\"{100}\n", small).ok());
     EXPECT_TRUE(parse_gbnf("root ::= ((((\"a\"))))\n", small).ok());

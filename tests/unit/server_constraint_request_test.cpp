@@ -25,7 +25,7 @@ bool matches(const GenerationConstraint& c, const std::string& text) {
 
 GenerationConstraint compiled(const char* text, const ProtocolLimits& limits = {}) {
     GenerationConstraint c;
-    auto err = read_constraint(body(text), limits, c);
+    auto err = read_constraint(body(text), limits, nullptr, c);
     EXPECT_FALSE(err.has_value()) << text << ": " << (err ? err->message : "");
     EXPECT_TRUE(static_cast<bool>(c)) << text;
     return c;
@@ -33,7 +33,7 @@ GenerationConstraint compiled(const char* text, const ProtocolLimits& limits = {
 
 ApiError refused(const char* text, const ProtocolLimits& limits = {}) {
     GenerationConstraint c;
-    auto err = read_constraint(body(text), limits, c);
+    auto err = read_constraint(body(text), limits, nullptr, c);
     EXPECT_TRUE(err.has_value()) << text;
     EXPECT_FALSE(static_cast<bool>(c)) << text;
     return err.value_or(ApiError{});
@@ -43,7 +43,7 @@ TEST(ConstraintRequest, NoFieldOrTextConstrainsNothing) {
     for (const char* text : {R"({"temperature":0})", R"({"response_format":{"type":"text"}})",
                              R"({"grammar":"","guided_json":null})"}) {
         GenerationConstraint c;
-        EXPECT_FALSE(read_constraint(body(text), ProtocolLimits{}, c).has_value()) << text;
+        EXPECT_FALSE(read_constraint(body(text), ProtocolLimits{}, nullptr, c).has_value()) << text;
         EXPECT_FALSE(static_cast<bool>(c)) << text;
     }
 }
@@ -123,6 +123,41 @@ TEST(ConstraintRequest, LimitsComeFromProtocolLimits) {
     small.max_json_depth = 4;
     EXPECT_EQ(refused(R"({"guided_json":"{\"items\":{\"items\":{\"items\":{\"items\":{}}}}}"})", small).param,
               "guided_json");
+}
+
+TEST(ConstraintRequest, CompileTimeOverTheLimitIsRefusedNamingIt) {
+    ProtocolLimits fast;
+    fast.grammar.max_compile_seconds = 1e-9;  // any real compile takes longer
+    const ApiError err = refused(R"({"guided_json":{"type":"object","properties":{"a":{"type":"string"}}}})", fast);
+    EXPECT_EQ(err.param, "guided_json");
+    EXPECT_NE(err.message.find("max_compile_seconds"), std::string::npos) << err.message;
+    compiled(R"({"guided_json":{"type":"object","properties":{"a":{"type":"string"}}}})");  // default limit
+}
+
+TEST(ConstraintRequest, ACacheSharesOneCompileAndItsTables) {
+    std::vector<std::string> tokens{""};
+    for (const char* t : {"{", "}", "\"", "a", ":", "1", "true"}) tokens.emplace_back(t);
+    GrammarCache cache(std::make_shared<const TokenVocabulary>(std::move(tokens), std::vector<int32_t>{0}),
+                       size_t{1} << 20);
+    const char* schema = R"({"guided_json":{"type":"object","properties":{"a":{"type":"integer"}}}})";
+    GenerationConstraint first, second, other;
+    ASSERT_FALSE(read_constraint(body(schema), ProtocolLimits{}, &cache, first).has_value());
+    ASSERT_FALSE(read_constraint(body(schema), ProtocolLimits{}, &cache, second).has_value());
+    ASSERT_FALSE(read_constraint(body(R"({"guided_regex":"a+"})"), ProtocolLimits{}, &cache, other).has_value());
+    EXPECT_EQ(first.grammar, second.grammar);
+    ASSERT_NE(first.tables, nullptr);
+    EXPECT_EQ(first.tables, second.tables);
+    EXPECT_EQ(first.tables->grammar(), first.grammar);
+    EXPECT_NE(other.grammar, first.grammar);
+    EXPECT_EQ(cache.hits(), 1u);
+    EXPECT_EQ(cache.misses(), 2u);
+    EXPECT_TRUE(matches(first, R"({"a":11})"));
+    // A failed compile through the cache is the same 400.
+    GenerationConstraint bad;
+    auto err = read_constraint(body(R"({"guided_regex":"(a"})"), ProtocolLimits{}, &cache, bad);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->param, "guided_regex");
+    EXPECT_FALSE(static_cast<bool>(bad));
 }
 
 }  // namespace

@@ -82,6 +82,33 @@ protected:
     ProtocolLimits limits_;
 };
 
+TEST_F(ServerProtocol, AGrammarCacheSharesConstraintsAcrossRequests) {
+    GrammarCache cache(std::make_shared<const TokenVocabulary>(TokenVocabulary::from_tokenizer(tok_)), size_t{1} << 20);
+    ctx_.grammars = &cache;
+    const auto constraint = [&](const std::string& extra) {
+        ParsedRequest out;
+        auto body = parse_json(R"({"messages":[{"role":"user","content":"hi"}])" + extra + "}");
+        EXPECT_TRUE(body.has_value()) << extra;
+        auto err = chat(body.value_or(Json::object()), out);
+        EXPECT_FALSE(err) << (err ? err->message : "");
+        EXPECT_NE(out.gen.constraint.tables, nullptr) << extra;
+        return out.gen.constraint;
+    };
+    const std::string tools = R"(,"tools":[{"type":"function","function":{"name":"get_time","parameters":)"
+                              R"({"type":"object","properties":{"zone":{"type":"string"}}}}}])";
+    const auto required = constraint(tools + R"(,"tool_choice":"required")");
+    EXPECT_EQ(constraint(tools + R"(,"tool_choice":"required")").grammar, required.grammar);
+    const auto named = constraint(tools + R"(,"tool_choice":{"type":"function","function":{"name":"get_time"}})");
+    EXPECT_NE(named.grammar, required.grammar);
+    const auto object = constraint(R"(,"response_format":{"type":"json_object"})");
+    const auto again = constraint(R"(,"response_format":{"type":"json_object"})");
+    EXPECT_EQ(again.grammar, object.grammar);
+    EXPECT_EQ(again.tables, object.tables);
+    EXPECT_NE(object.grammar, required.grammar);
+    EXPECT_EQ(cache.size(), 3u);
+    EXPECT_EQ(cache.hits(), 2u);
+}
+
 TEST_F(ServerProtocol, ChatRendersTemplateAndAppliesOpenAiDefaults) {
     ParsedRequest out;
     auto err = chat({{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}, out);

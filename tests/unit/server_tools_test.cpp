@@ -244,7 +244,7 @@ TEST(ToolGrammar, ControlTokenMarkerIsAllowedWhereTheGrammarWantsIt) {
     EXPECT_FALSE(allowed(plain, kToolCallsToken));
     EXPECT_TRUE(allowed(plain, '['));
 
-    GrammarConstraint c(grammar, vocab, {{kToolCallsToken, "[TOOL_CALLS]"}});
+    GrammarConstraint c(grammar, vocab, nullptr, {{kToolCallsToken, "[TOOL_CALLS]"}});
     EXPECT_TRUE(allowed(c, kToolCallsToken));
     EXPECT_TRUE(allowed(c, '['));  // the text spelled in bytes stays allowed
     EXPECT_EQ(c.forced_tokens(8), std::vector<int32_t>{kToolCallsToken});  // jump-forward drafts the marker
