@@ -219,6 +219,7 @@ std::optional<ApiError> constrain_to_tool_calls(const Json& body, const PromptCo
     }
     const auto start = std::chrono::steady_clock::now();
     const ToolCallFamily family = ctx.chat_template->tool_call_family();
+    out.gen.constraint.marker_tokens = tool_call_marker_tokens(*ctx.tokenizer, family);
     const GrammarCache::Compile make = [&] { return compile_tool_call_grammar(out.tools, family, limits.grammar); };
     if (ctx.grammars) {
         std::string key = std::string("tools\n") + tool_call_family_name(family);
@@ -237,7 +238,6 @@ std::optional<ApiError> constrain_to_tool_calls(const Json& body, const PromptCo
     auto grammar = make();
     if (!grammar) return bad_request("tools", "Cannot force a tool call: " + grammar.error());
     out.gen.constraint.grammar = std::make_shared<const Grammar>(std::move(*grammar));
-    out.gen.constraint.marker_tokens = tool_call_marker_tokens(*ctx.tokenizer, ctx.chat_template->tool_call_family());
     out.gen.constraint.compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::nullopt;
