@@ -104,7 +104,12 @@ TEST(GrammarJsonSchema, RecursiveRefs) {
 
 TEST(GrammarJsonSchema, AnyJsonObject) {
     auto g = std::make_shared<const Grammar>(json_object_grammar());
-    EXPECT_TRUE(matches(g, R"({"a":[1,{"b":null}],"c":"\u00e9"})"));
+    EXPECT_TRUE(matches(g, R"({"a":[1,{"b":null}],"c":"\u001F\n\u007f","d":"é"})"));
+    // Only control characters (and DEL) are \u-escaped, as llguidance does;
+    // no "\/", no lone surrogate.
+    EXPECT_FALSE(matches(g, R"({"c":"\u00e9"})"));
+    EXPECT_FALSE(matches(g, R"({"c":"\ud800"})"));
+    EXPECT_FALSE(matches(g, R"({"c":"\/"})"));
     EXPECT_FALSE(matches(g, R"([1])"));
     EXPECT_FALSE(matches(g, R"({"a":})"));
 }
