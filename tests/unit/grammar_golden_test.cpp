@@ -93,8 +93,13 @@ void expect_same_mask(const std::vector<int32_t>& ids, const nlohmann::json& wan
     EXPECT_EQ(ids, expected) << where;
 }
 
-// Replays every walk of one golden file; `min_cases`: how many it must hold.
-void replay_golden(const char* golden, size_t min_cases) {
+// Replays the walks of one golden file; `min_cases`: how many it must hold.
+// `sanitized_stride`: under ASan + UBSan (TESSERA_SANITIZED) only every n-th
+// walk, since the corpus's 8000 masks take tens of seconds even in Release
+// (lazy tables: a bounded string builds one per position); the Release run
+// replays them all.
+void replay_golden(const char* golden, size_t min_cases, size_t sanitized_stride = 1) {
+    const size_t stride = std::getenv("TESSERA_SANITIZED") != nullptr ? sanitized_stride : 1;
     const char* path = std::getenv("TESSERA_MODEL");
     if (path == nullptr || *path == '\0') GTEST_SKIP() << "TESSERA_MODEL not set";
     auto gguf = GgufFile::open(path);
@@ -117,7 +122,9 @@ void replay_golden(const char* golden, size_t min_cases) {
     std::unique_ptr<TokenMaskTables> tables;
     double seconds = 0;
     std::vector<double> times;
+    size_t n_lines = 0;
     while (std::getline(f, line)) {
+        if (n_lines++ % stride != 0) continue;
         const auto c = nlohmann::json::parse(line);
         const std::string name = c.at("name").get<std::string>();
         const int seed = c.at("seed").get<int>();
@@ -170,7 +177,7 @@ void replay_golden(const char* golden, size_t min_cases) {
         ++n_cases;
         n_hits += cache.hits();
     }
-    EXPECT_GE(n_cases, min_cases);
+    EXPECT_GE(n_cases, min_cases / stride);
     std::sort(times.begin(), times.end());
     std::printf("grammar golden: %zu walks, %zu masks, %zu equal to llguidance's, %zu forced steps and %zu listed "
                 "differences (see top); %zu from the cache; per mask: mean %.0f us, median %.0f us, p99 %.0f us\n",
@@ -181,7 +188,7 @@ void replay_golden(const char* golden, size_t min_cases) {
 TEST(GrammarGolden, MasksEqualLlguidance) { replay_golden(kGolden, 10); }
 
 // At least 100 schemas, two walks each.
-TEST(GrammarGolden, SchemaCorpusMasksEqualLlguidance) { replay_golden(kCorpusGolden, 200); }
+TEST(GrammarGolden, SchemaCorpusMasksEqualLlguidance) { replay_golden(kCorpusGolden, 200, 8); }
 
 }  // namespace
 }  // namespace tessera
