@@ -15,6 +15,12 @@ there are few of them (for readable failures).
     .venv/bin/python tools/gen_grammar_golden.py \
         --model models/SmolLM2-135M-Instruct.Q4_1.gguf \
         --out tests/golden/grammar/smollm2_gbnf_masks.jsonl
+    .venv/bin/python tools/gen_grammar_golden.py --steps 64 \
+        --model models/SmolLM2-135M-Instruct.Q4_1.gguf \
+        --corpus tests/golden/grammar/schema_corpus.json \
+        --out tests/golden/grammar/smollm2_schema_corpus_masks.jsonl
+
+(llguidance==1.9.1, in a venv of its own.)
 """
 import argparse
 import json
