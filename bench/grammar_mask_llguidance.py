@@ -21,7 +21,7 @@ import time
 import llguidance
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from gen_grammar_golden import COMPACT, GgufVocab  # noqa: E402
+from gen_grammar_golden import GgufVocab, oracle_schema  # noqa: E402
 
 
 def summary(name, us):
@@ -47,8 +47,7 @@ def main():
         if "schema" in w:
             key = w["schema"]
             if key not in grammars:
-                schema = dict(json.loads(key), **{"x-guidance": COMPACT})
-                grammars[key] = llguidance.grammar_from("json_schema", json.dumps(schema))
+                grammars[key] = oracle_schema(json.loads(key))
         else:
             kind = "regex" if "regex" in w else "gbnf"
             key = kind + ":" + w[kind]

@@ -15,6 +15,12 @@ there are few of them (for readable failures).
     .venv/bin/python tools/gen_grammar_golden.py \
         --model models/SmolLM2-135M-Instruct.Q4_1.gguf \
         --out tests/golden/grammar/smollm2_gbnf_masks.jsonl
+    .venv/bin/python tools/gen_grammar_golden.py --steps 64 \
+        --model models/SmolLM2-135M-Instruct.Q4_1.gguf \
+        --corpus tests/golden/grammar/schema_corpus.json \
+        --out tests/golden/grammar/smollm2_schema_corpus_masks.jsonl
+
+(llguidance==1.9.1, in a venv of its own.)
 """
 import argparse
 import json
@@ -168,12 +174,88 @@ class GgufVocab:
         return out
 
 
+STRUCTURAL = b'"]},'
+
+
+def walk(tok, grammar, seed, steps, n_vocab, eog, structural=None):
+    """One random walk: every step's mask entry and the token taken.
+
+    Plain walks pick uniformly among the allowed tokens. Walks given the
+    `structural` token ids (the schema corpus's: tokens carrying a quote,
+    bracket, brace or comma) pick among those half the time, so they leave strings
+    and close objects instead of wandering inside the first string, and take
+    EOS half the time it is allowed: most end with the grammar accepting.
+    """
+    rng = random.Random(seed)
+    m = llguidance.LLMatcher(tok, grammar, log_level=0)
+    assert not m.is_error(), m.get_error()
+    tokens, masks = [], []
+    for _ in range(steps):
+        ids = allowed_ids(m.compute_bitmask(), n_vocab)
+        entry = {"n": len(ids), "h": f"{fnv1a64(ids):016x}"}
+        r = ranges(ids)
+        if len(r) <= 16:
+            entry["r"] = r
+        masks.append(entry)
+        choices = [i for i in ids if i not in eog]
+        if not choices:
+            break
+        if structural is not None:
+            if len(choices) < len(ids) and rng.random() < 0.5:
+                break  # the walk takes EOS
+            marked = [i for i in choices if i in structural]
+            if marked and rng.random() < 0.5:
+                choices = marked
+        t = rng.choice(choices)
+        assert m.consume_token(t), m.get_error()
+        tokens.append(t)
+    return tokens, masks
+
+
+# tessera's `format` regexes (src/grammar/json_schema.cpp, format_regex),
+# given to the oracle as `pattern`s: JSON Schema leaves each format's exact
+# language to the implementation, llguidance's differ (and it has no "uri"),
+# so the walks compare the masks of one language. \d is spelled [0-9] and
+# \s as ECMAScript's class, since the oracle's are Unicode (Rust's).
+_ES_SPACE = "\t-\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+FORMATS = {
+    "date": r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$",
+    "time": r"^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$",
+    "date-time": r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?"
+                 r"(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$",
+    "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "email": r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+             r"(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$",
+    "uri": r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s"<>\\^`{|}]+$',
+}
+
+
+def formats_as_patterns(schema):
+    if isinstance(schema, list):
+        return [formats_as_patterns(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: formats_as_patterns(v) for k, v in schema.items()}
+    if isinstance(out.get("format"), str):
+        out["pattern"] = FORMATS[out.pop("format")].replace("\\d", "[0-9]").replace("\\s", _ES_SPACE)
+    return out
+
+
+def oracle_schema(schema):
+    """The schema as llguidance gets it: compact separators, no whitespace,
+    formats as tessera's patterns."""
+    schema = formats_as_patterns(schema)
+    return llguidance.grammar_from("json_schema", json.dumps(dict(schema, **{"x-guidance": COMPACT})))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--corpus", help="walk this schema corpus (tools/gen_schema_corpus.py) instead of the "
+                                     "built-in cases, with structured walks")
     args = ap.parse_args()
 
     vocab = GgufVocab(args.model)
@@ -181,33 +263,22 @@ def main():
     eog = [vocab.eos_token_id]
     tok = llguidance.LLTokenizer(llguidance.TokenizerWrapper(vocab), eos_token=eog)
 
+    structural = None
+    if args.corpus:
+        structural = {i for i, t in enumerate(vocab.tokens) if any(b in STRUCTURAL for b in t)}
+        with open(args.corpus) as f:
+            schemas = json.load(f)["schemas"]
+        cases = [(name, "schema", json.dumps(schema), oracle_schema(schema)) for name, schema in schemas.items()]
+    else:
+        cases = [(name, "gbnf", gbnf, llguidance.grammar_from("gbnf", gbnf)) for name, gbnf in GRAMMARS.items()]
+        cases += [(name, "regex", rx, llguidance.grammar_from("regex", rx)) for name, rx in REGEXES.items()]
+        cases += [(name, "schema", json.dumps(schema), oracle_schema(schema)) for name, schema in SCHEMAS.items()]
     with open(args.out, "w") as f:
         f.write(json.dumps({"meta": {"oracle": f"llguidance {llguidance.__version__}", "model": args.model.split("/")[-1],
                                      "n_vocab": n_vocab, "eog": eog}}) + "\n")
-        cases = [(name, "gbnf", gbnf, llguidance.grammar_from("gbnf", gbnf)) for name, gbnf in GRAMMARS.items()]
-        cases += [(name, "regex", rx, llguidance.grammar_from("regex", rx)) for name, rx in REGEXES.items()]
-        for name, schema in SCHEMAS.items():
-            text = json.dumps(schema)
-            cases.append((name, "schema", text, llguidance.grammar_from("json_schema", json.dumps(dict(schema, **{"x-guidance": COMPACT})))))
         for name, kind, text, grammar in cases:
             for seed in range(args.seeds):
-                rng = random.Random(seed)
-                m = llguidance.LLMatcher(tok, grammar, log_level=0)
-                assert not m.is_error(), m.get_error()
-                tokens, masks = [], []
-                for _ in range(args.steps):
-                    ids = allowed_ids(m.compute_bitmask(), n_vocab)
-                    entry = {"n": len(ids), "h": f"{fnv1a64(ids):016x}"}
-                    r = ranges(ids)
-                    if len(r) <= 16:
-                        entry["r"] = r
-                    masks.append(entry)
-                    choices = [i for i in ids if i not in eog]
-                    if not choices:
-                        break
-                    t = rng.choice(choices)
-                    assert m.consume_token(t), m.get_error()
-                    tokens.append(t)
+                tokens, masks = walk(tok, grammar, seed, args.steps, n_vocab, eog, structural)
                 f.write(json.dumps({"name": name, "seed": seed, kind: text, "tokens": tokens, "masks": masks}) + "\n")
                 print(f"{name} seed {seed}: {len(masks)} masks")
 

@@ -18,7 +18,11 @@ namespace {
 
 using json = nlohmann::ordered_json;  // properties keep their listed order
 
-const char* kPrimitives = R"(json-char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+// Strings escape only what JSON requires (and DEL), as llguidance does: "\/"
+// and \u escapes of printable characters are left out, so a model writes
+// non-ASCII text as UTF-8 and cannot emit a lone surrogate (\ud800), which
+// many decoders reject.
+const char* kPrimitives = R"(json-char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u00" ([01] [0-9a-fA-F] | "7" [fF]))
 json-string ::= "\"" json-char* "\""
 json-integer ::= "-"? ("0" | [1-9] [0-9]*)
 json-number ::= json-integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?

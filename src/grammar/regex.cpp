@@ -188,7 +188,7 @@ private:
             TS_ASSIGN_OR_RETURN(a, quantified(depth));
             out += (out.empty() ? "" : " ") + a;
         }
-        if (options_.search) {
+        if (options_.search && depth == 0) {  // a group inside is matched as written
             const std::string any = "(" + set_expr(complement({})) + ")*";
             if (!anchored_start) out = any + (out.empty() ? "" : " " + out);
             if (!anchored_end) out += (out.empty() ? "" : " ") + any;

@@ -102,9 +102,29 @@ TEST(GrammarJsonSchema, RecursiveRefs) {
     EXPECT_FALSE(matches(g, R"({"v":1,"kids":[{"kids":[]}]})"));
 }
 
+// A pattern is searched (an unanchored end admits any text), but a group
+// inside it is matched as written: found by the schema corpus, where
+// "^(/[a-z]{1,3}){1,2}$" admitted any string.
+TEST(GrammarJsonSchema, PatternGroupsStayAnchored) {
+    auto g = schema(R"({"type": "string", "pattern": "^(/[a-z]{1,3}){1,2}$"})");
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(matches(g, R"("/ab/c")"));
+    EXPECT_FALSE(matches(g, R"("x/ab")"));
+    EXPECT_FALSE(matches(g, R"("/ab x/c")"));
+    auto open = schema(R"({"type": "string", "pattern": "(ab|cd)[0-9]"})");
+    ASSERT_TRUE(open);
+    EXPECT_TRUE(matches(open, R"("xx cd7 yy")"));
+    EXPECT_FALSE(matches(open, R"("xx cd yy")"));
+}
+
 TEST(GrammarJsonSchema, AnyJsonObject) {
     auto g = std::make_shared<const Grammar>(json_object_grammar());
-    EXPECT_TRUE(matches(g, R"({"a":[1,{"b":null}],"c":"\u00e9"})"));
+    EXPECT_TRUE(matches(g, R"({"a":[1,{"b":null}],"c":"\u001F\n\u007f","d":"é"})"));
+    // Only control characters (and DEL) are \u-escaped, as llguidance does;
+    // no "\/", no lone surrogate.
+    EXPECT_FALSE(matches(g, R"({"c":"\u00e9"})"));
+    EXPECT_FALSE(matches(g, R"({"c":"\ud800"})"));
+    EXPECT_FALSE(matches(g, R"({"c":"\/"})"));
     EXPECT_FALSE(matches(g, R"([1])"));
     EXPECT_FALSE(matches(g, R"({"a":})"));
 }
