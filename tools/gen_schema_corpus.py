@@ -7,8 +7,8 @@ here for tessera (tool parameters, API payloads, configs, records, and a few
 keyword studies) and together use every keyword tessera compiles: the seven
 types and type lists, properties/required/additionalProperties (false, true,
 a schema), items, minItems/maxItems, enum, const, anyOf, oneOf, $ref/$defs
-(recursive too), minLength/maxLength, integer minimum/exclusiveMinimum (0 or
-1, the bounds tessera supports), pattern and format (date, time, date-time,
+(recursive too), minLength/maxLength, integer minimum/maximum/exclusive*,
+prefixItems, allOf, pattern and format (date, time, date-time,
 uuid, email, uri). Strings and arrays are mostly bounded so a small model's
 answers end well inside the e2e test's max_tokens. Patterns spell their
 classes out ([0-9], not \\d): the oracle's \\d is a Unicode class.
@@ -332,13 +332,29 @@ STUDIES = {
     "kw_top_level_enum": enum("yes", "no", "maybe"),
 }
 
-CORPUS = {**TOOLS, **PAYLOADS, **CONFIGS, **RECORDS, **STUDIES}
+# Integer ranges, tuples and allOf (supported since these were written;
+# appended, so the walks of the schemas above stay as they were).
+BOUNDS = {
+    "kw_integer_range": obj({"port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                             "retries": {"type": "integer", "minimum": 0, "maximum": 10},
+                             "offset": {"type": "integer", "minimum": -128, "exclusiveMaximum": 128}}),
+    "kw_integer_above_five": obj({"n": {"type": "integer", "minimum": 5}, "m": {"type": "integer", "maximum": -3}}),
+    "kw_prefix_items_tuple": {"type": "array", "prefixItems": [INT, s(5), {"type": "boolean"}], "items": False,
+                              "minItems": 2},
+    "kw_prefix_items_then_items": {"type": "array", "prefixItems": [s(8)], "items": INT, "maxItems": 4},
+    # Parts closed only where they list every property, so the plain
+    # intersection JSON Schema means is what tessera's merge compiles.
+    "kw_all_of_objects": {"allOf": [{"type": "object", "properties": {"a": INT}, "required": ["a"]},
+                                    obj({"a": {"type": "integer", "minimum": 0, "maximum": 9}, "b": INT})]},
+    "kw_all_of_ref": {"$defs": {"named": {"type": "object", "properties": {"name": s(12)}, "required": ["name"]}},
+                      "allOf": [{"$ref": "#/$defs/named"},
+                                obj({"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0, "maximum": 150}})]},
+}
+
+CORPUS = {**TOOLS, **PAYLOADS, **CONFIGS, **RECORDS, **STUDIES, **BOUNDS}
 
 # Schemas tessera refuses on purpose: the keyword the 400 must name.
 REFUSED = {
-    "allof_merge": ({"allOf": [obj({"a": INT}), obj({"b": INT})]}, "allOf"),
-    "prefix_items_tuple": ({"type": "array", "prefixItems": [INT, s(5)]}, "prefixItems"),
-    "integer_maximum": (obj({"n": {"type": "integer", "minimum": 0, "maximum": 10}}), "maximum"),
     "number_minimum": (obj({"x": {"type": "number", "minimum": 0}}), "minimum"),
     "unique_items": (arr(INT, 3, uniqueItems=True), "uniqueItems"),
     "not_keyword": ({"not": {"type": "string"}}, "not"),
@@ -347,7 +363,6 @@ REFUSED = {
     "min_properties": ({"type": "object", "additionalProperties": INT, "minProperties": 1}, "minProperties"),
     "multiple_of": (obj({"n": {"type": "integer", "multipleOf": 5}}), "multipleOf"),
     "format_hostname": (obj({"h": {"type": "string", "format": "hostname"}}), "hostname"),
-    "integer_minimum_five": (obj({"n": {"type": "integer", "minimum": 5}}), "minimum"),
 }
 
 
@@ -355,7 +370,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    assert len(CORPUS) == len(TOOLS) + len(PAYLOADS) + len(CONFIGS) + len(RECORDS) + len(STUDIES), "duplicate name"
+    assert len(CORPUS) == sum(map(len, (TOOLS, PAYLOADS, CONFIGS, RECORDS, STUDIES, BOUNDS))), "duplicate name"
     out = {"schemas": CORPUS, "refused": {k: {"schema": v, "keyword": w} for k, (v, w) in REFUSED.items()}}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1, sort_keys=False)

@@ -3,7 +3,11 @@
 // compiled so recursion closes. Nesting is bounded by GrammarLimits.
 #include "grammar/json_schema.h"
 
+#include <algorithm>
+#include <cmath>
+#include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -11,6 +15,7 @@
 
 #include "core/check.h"
 #include "grammar/gbnf.h"
+#include "grammar/integer_range.h"
 #include "grammar/regex.h"
 
 namespace tessera {
@@ -106,10 +111,16 @@ private:
         if (!s.is_object()) return Status::error("schema at " + where + " is not an object or boolean");
         static const std::set<std::string> known{"type", "properties", "required", "additionalProperties", "items",
                                                  "minItems", "maxItems", "minLength", "maxLength", "enum", "const",
-                                                 "anyOf", "oneOf", "$ref", "minimum", "maximum",
-                                                 "exclusiveMinimum", "exclusiveMaximum", "pattern", "format"};
+                                                 "anyOf", "oneOf", "allOf", "$ref", "minimum", "maximum",
+                                                 "exclusiveMinimum", "exclusiveMaximum", "pattern", "format",
+                                                 "prefixItems"};
         for (const auto& [key, value] : s.items()) {
             if (!known.count(key) && !annotations().count(key)) return unsupported(key, where);
+        }
+        if (s.contains("allOf")) {
+            const json* merged = nullptr;
+            TS_ASSIGN_OR_RETURN(merged, merge_all_of(s, where, depth));
+            return node(*merged, where, depth + 1);
         }
         if (s.contains("$ref")) return ref(s.at("$ref"), where, depth);
         if (s.contains("const")) return literal(s.at("const").dump());
@@ -123,7 +134,7 @@ private:
             else return Status::error("'type' at " + where + " must be a string or a list");
         } else if (s.contains("properties") || s.contains("additionalProperties")) {
             types.push_back("object");
-        } else if (s.contains("items")) {
+        } else if (s.contains("items") || s.contains("prefixItems")) {
             types.push_back("array");
         } else if (s.contains("minLength") || s.contains("maxLength") || s.contains("pattern") || s.contains("format")) {
             types.push_back("string");
@@ -179,24 +190,40 @@ private:
         return e + "{" + std::to_string(min) + "," + std::to_string(max) + "}";
     }
 
-    // Bounds on integers, so far only the simple ones: a lower bound of 0 or
-    // 1 (inclusive, or exclusive of -1 / 0) and no upper bound.
+    // One integer bound: minimum / exclusiveMinimum (lower) or maximum /
+    // exclusiveMaximum (upper), a fractional bound rounded inwards; the
+    // tighter of an inclusive and an exclusive one.
+    Expected<std::optional<int64_t>> integer_bound(const json& s, bool lower, const std::string& where) const {
+        std::optional<int64_t> out;
+        for (const bool exclusive : {false, true}) {
+            const char* key = lower ? (exclusive ? "exclusiveMinimum" : "minimum") : (exclusive ? "exclusiveMaximum" : "maximum");
+            if (!s.contains(key)) continue;
+            const json& v = s.at(key);
+            // |bound| < 2^62 keeps the +-1 and the other side's arithmetic exact.
+            constexpr double kLimit = 4.6e18;
+            if (!v.is_number() || !(std::fabs(v.get<double>()) < kLimit)) {
+                return Status::error("'" + std::string(key) + "' at " + where + " must be a number within +-4.6e18");
+            }
+            const int64_t step = exclusive ? (lower ? 1 : -1) : 0;
+            int64_t b = 0;
+            if (v.is_number_integer()) {
+                b = v.get<int64_t>() + step;
+            } else {  // x > d: floor(d) + 1; x >= d: ceil(d); x < d: ceil(d) - 1; x <= d: floor(d)
+                const double d = v.get<double>();
+                b = static_cast<int64_t>(lower == exclusive ? std::floor(d) : std::ceil(d)) + step;
+            }
+            if (!out || (lower ? b > *out : b < *out)) out = b;
+        }
+        return out;
+    }
+
     Expected<std::string> integer_rule(const json& s, const std::string& where) {
-        for (const char* k : {"maximum", "exclusiveMaximum"}) {
-            if (s.contains(k)) return unsupported(k, where);
-        }
-        if (!s.contains("minimum") && !s.contains("exclusiveMinimum")) return std::string("json-integer");
-        const bool exclusive = s.contains("exclusiveMinimum");
-        const json& v = s.at(exclusive ? "exclusiveMinimum" : "minimum");
-        if (s.contains("minimum") && exclusive) {
-            return Status::error("'minimum' together with 'exclusiveMinimum' at " + where + " is not supported");
-        }
-        if (!v.is_number_integer()) return unsupported(exclusive ? "exclusiveMinimum" : "minimum", where);
-        const int64_t lowest = v.get<int64_t>() + (exclusive ? 1 : 0);
-        if (lowest == 0) return std::string("(\"0\" | [1-9] [0-9]*)");
-        if (lowest == 1) return std::string("([1-9] [0-9]*)");
-        return Status::error("integer minimum " + std::to_string(lowest) + " at " + where +
-                             " is not supported (only 0 or 1 so far)");
+        std::optional<int64_t> lo, hi;
+        TS_ASSIGN_OR_RETURN(lo, integer_bound(s, true, where));
+        TS_ASSIGN_OR_RETURN(hi, integer_bound(s, false, where));
+        if (!lo && !hi) return std::string("json-integer");
+        if (lo && hi && *lo > *hi) return Status::error("the bounds at " + where + " admit no integer");
+        return integer_range_gbnf(lo, hi);
     }
 
     // A string whose value matches `pattern` (searched, as JSON Schema
@@ -233,6 +260,9 @@ private:
     }
 
     Expected<std::string> array_rule(const json& s, const std::string& where, size_t depth) {
+        if (s.contains("prefixItems") && !(s.at("prefixItems").is_array() && s.at("prefixItems").empty())) {
+            return tuple_rule(s, where, depth);
+        }
         std::string item = "json-value";
         if (s.contains("items")) TS_ASSIGN_OR_RETURN(item, node(s.at("items"), where + "/items", depth + 1));
         uint32_t min = 0, max = 0;
@@ -244,6 +274,46 @@ private:
         const uint32_t more_min = min == 0 ? 0 : min - 1;
         const std::string list = item + " " + repeat("(\",\" " + item + ")", more_min, unbounded ? 0 : max - 1, unbounded);
         return "\"[\" " + (min == 0 ? "(" + list + ")?" : list) + " \"]\"";
+    }
+
+    // prefixItems: position i holds prefixItems[i], later positions `items`
+    // (any value when absent, none when false); minItems / maxItems count
+    // them all, and the array may end after any item once minItems is met.
+    Expected<std::string> tuple_rule(const json& s, const std::string& where, size_t depth) {
+        const json& prefix = s.at("prefixItems");
+        if (!prefix.is_array()) return Status::error("'prefixItems' at " + where + " must be a list");
+        uint32_t min = 0, max = 0;
+        TS_ASSIGN_OR_RETURN(min, bound(s, "minItems", 0, where));
+        TS_ASSIGN_OR_RETURN(max, bound(s, "maxItems", 0, where));
+        const bool unbounded = !s.contains("maxItems");
+        if (!unbounded && max < min) return Status::error("maxItems below minItems at " + where);
+        const bool no_rest = s.contains("items") && s.at("items").is_boolean() && !s.at("items").get<bool>();
+        const auto k = static_cast<uint32_t>(prefix.size());
+        if (no_rest && min > k) return Status::error("minItems above the " + std::to_string(k) + " prefixItems at " + where);
+        std::vector<std::string> items;  // position i's rule, for i < k
+        for (uint32_t i = 0; i < k; ++i) {
+            std::string e;
+            TS_ASSIGN_OR_RETURN(e, node(prefix[i], where + "/prefixItems/" + std::to_string(i), depth + 1));
+            items.push_back(e);
+        }
+        // after[i]: what follows the first i items (each with its comma).
+        const uint32_t cap = unbounded ? UINT32_MAX : max;
+        std::string after;  // after[k]
+        if (!no_rest && cap > k) {
+            std::string rest = "json-value";
+            if (s.contains("items")) TS_ASSIGN_OR_RETURN(rest, node(s.at("items"), where + "/items", depth + 1));
+            const uint32_t lo = min > k ? min - k : 0;
+            after = repeat("(\",\" " + rest + ")", lo, unbounded ? 0 : cap - k, unbounded);
+        }
+        for (uint32_t i = std::min(k, cap); i-- > 1;) {  // after[i] from after[i + 1]
+            const std::string more = "\",\" " + items[i] + (after.empty() ? "" : " " + after);
+            const std::string name = fresh();
+            emit(name, i + 1 > min ? more + " | \"\"" : more);  // the array may end before item i
+            after = name;
+        }
+        if (cap == 0) return std::string("\"[]\"");
+        const std::string first = items[0] + (after.empty() ? "" : " " + after);
+        return "\"[\" " + (min == 0 ? "(" + first + ")?" : first) + " \"]\"";
     }
 
     // Properties in order; each optional one may be left out, with commas
@@ -318,26 +388,109 @@ private:
         return name;
     }
 
-    Expected<std::string> ref(const json& r, const std::string& where, size_t depth) {
+    // The schema a $ref names: the root or an entry of $defs / definitions.
+    Expected<const json*> resolve(const json& r, const std::string& where) const {
         if (!r.is_string()) return Status::error("'$ref' at " + where + " must be a string");
+        const std::string path = r.get<std::string>();
+        if (path == "#") return &root_;
+        for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
+            const std::string p(prefix);
+            if (path.rfind(p, 0) != 0) continue;
+            const std::string container = p.substr(2, p.size() - 3);
+            const std::string name = path.substr(p.size());
+            if (root_.contains(container) && root_.at(container).is_object() && root_.at(container).contains(name)) {
+                return &root_.at(container).at(name);
+            }
+        }
+        return Status::error("'$ref' at " + where + ": cannot resolve '" + path + "'");
+    }
+
+    // allOf merged into one schema where the parts combine keyword by
+    // keyword: properties joined (a property in several parts: their allOf),
+    // required joined, types intersected, the tighter of two bounds,
+    // additionalProperties false if any part says so (applied to the joined
+    // properties, not part by part as JSON Schema would); any other keyword
+    // must agree between parts, else the schema is refused. A part that is
+    // a $ref is merged as its target.
+    Expected<const json*> merge_all_of(const json& s, const std::string& where, size_t depth) {
+        if (depth > limits_.max_nesting) return Status::error("JSON Schema nested too deeply at " + where);
+        const json& parts = s.at("allOf");
+        if (!parts.is_array() || parts.empty()) return Status::error("'allOf' at " + where + " must be a non-empty list");
+        json merged = s;
+        merged.erase("allOf");
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const std::string at = where + "/allOf/" + std::to_string(i);
+            const json* part = &parts[i];
+            if (part->is_boolean()) {
+                if (part->get<bool>()) continue;
+                return Status::error("schema 'false' at " + at + " matches nothing");
+            }
+            if (!part->is_object()) return Status::error("schema at " + at + " is not an object or boolean");
+            while (part->contains("$ref")) {
+                if (part->size() != 1) return Status::error("'$ref' next to other keywords at " + at + " in an allOf is not supported");
+                TS_ASSIGN_OR_RETURN(part, resolve(part->at("$ref"), at));
+                if (++n_nodes_ > limits_.max_rules) return Status::error("JSON Schema too large");
+            }
+            if (part->contains("allOf")) TS_ASSIGN_OR_RETURN(part, merge_all_of(*part, at, depth + 1));
+            TS_RETURN_IF_ERROR(merge_into(merged, *part, at));
+        }
+        merged_.push_back(std::move(merged));
+        return &merged_.back();
+    }
+
+    static Status merge_into(json& a, const json& b, const std::string& where) {
+        static const std::set<std::string> lower{"minimum", "exclusiveMinimum", "minLength", "minItems"};
+        static const std::set<std::string> upper{"maximum", "exclusiveMaximum", "maxLength", "maxItems"};
+        for (const auto& [key, v] : b.items()) {
+            if (!a.contains(key) || annotations().count(key)) {
+                if (!a.contains(key)) a[key] = v;
+                continue;
+            }
+            json& mine = a[key];
+            if (mine == v) continue;
+            if (key == "properties" && mine.is_object() && v.is_object()) {
+                for (const auto& [name, sub] : v.items()) {
+                    mine[name] = mine.contains(name) && mine[name] != sub ? json{{"allOf", {mine[name], sub}}} : sub;
+                }
+            } else if (key == "required" && mine.is_array() && v.is_array()) {
+                for (const auto& r : v) if (std::find(mine.begin(), mine.end(), r) == mine.end()) mine.push_back(r);
+            } else if (key == "type") {
+                const json ours = mine.is_array() ? mine : json::array({mine});
+                const json theirs = v.is_array() ? v : json::array({v});
+                const auto has = [](const json& list, const char* t) {
+                    return std::find(list.begin(), list.end(), json(t)) != list.end();
+                };
+                json both = json::array();
+                for (const auto& t : ours) {
+                    if (std::find(theirs.begin(), theirs.end(), t) != theirs.end()) {
+                        both.push_back(t);
+                    } else if (t == "number" && has(theirs, "integer")) {
+                        both.push_back("integer");  // every integer is a number
+                    } else if (t == "integer" && has(theirs, "number")) {
+                        both.push_back(t);
+                    }
+                }
+                if (both.empty()) return Status::error("allOf at " + where + ": the parts share no type");
+                mine = both.size() == 1 ? both[0] : both;
+            } else if ((lower.count(key) || upper.count(key)) && mine.is_number() && v.is_number()) {
+                if (lower.count(key) ? v > mine : v < mine) mine = v;
+            } else if (key == "additionalProperties" && (v == false || mine == false)) {
+                mine = false;
+            } else if (key == "additionalProperties" || key == "items") {
+                mine = json{{"allOf", {mine, v}}};
+            } else {
+                return Status::error("allOf at " + where + ": '" + key + "' differs between the parts and cannot be merged");
+            }
+        }
+        return ok_status();
+    }
+
+    Expected<std::string> ref(const json& r, const std::string& where, size_t depth) {
+        const json* target = nullptr;
+        TS_ASSIGN_OR_RETURN(target, resolve(r, where));
         const std::string path = r.get<std::string>();
         auto known = refs_.find(path);
         if (known != refs_.end()) return known->second;
-        const json* target = nullptr;
-        if (path == "#") {
-            target = &root_;
-        } else {
-            for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
-                const std::string p(prefix);
-                if (path.rfind(p, 0) != 0) continue;
-                const std::string container = p.substr(2, p.size() - 3);
-                const std::string name = path.substr(p.size());
-                if (root_.contains(container) && root_.at(container).is_object() && root_.at(container).contains(name)) {
-                    target = &root_.at(container).at(name);
-                }
-            }
-        }
-        if (target == nullptr) return Status::error("'$ref' at " + where + ": cannot resolve '" + path + "'");
         const std::string name = fresh();  // named first: a recursive reference finds it
         refs_.emplace(path, name);
         std::string body;
@@ -351,6 +504,7 @@ private:
     GrammarLimits limits_;
     std::string rules_;
     std::map<std::string, std::string> refs_;
+    std::deque<json> merged_;  // allOf results: node() keeps references into them
     size_t next_ = 0;
     size_t n_nodes_ = 0;
 };

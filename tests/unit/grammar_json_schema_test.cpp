@@ -136,13 +136,17 @@ void expect_refused(const std::string& text, const std::string& reason, const Gr
 }
 
 TEST(GrammarJsonSchema, RefusalsNameTheKeywordOrLimit) {
-    expect_refused(R"({"type": "array", "prefixItems": []})", "unsupported JSON Schema keyword 'prefixItems'");
+    expect_refused(R"({"type": "array", "prefixItems": 3})", "'prefixItems' at # must be a list");
+    expect_refused(R"({"prefixItems": [{}], "items": false, "minItems": 2})", "minItems above the 1 prefixItems");
     expect_refused(R"({"type": "string", "pattern": "(a)\\1"})", "backreference");
     expect_refused(R"({"type": "object", "properties": {"x": {"allOf": []}}})",
-                   "unsupported JSON Schema keyword 'allOf' at #/properties/x");
+                   "'allOf' at #/properties/x must be a non-empty list");
+    expect_refused(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "share no type");
+    expect_refused(R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})", "'pattern' differs between the parts");
+    expect_refused(R"({"type": "object", "not": {}})", "unsupported JSON Schema keyword 'not'");
     expect_refused(R"({"type": "strin"})", "unknown type 'strin'");
-    expect_refused(R"({"type": "integer", "maximum": 10})", "unsupported JSON Schema keyword 'maximum'");
-    expect_refused(R"({"type": "integer", "minimum": 5})", "integer minimum 5");
+    expect_refused(R"({"type": "integer", "minimum": 5, "exclusiveMaximum": 5})", "admit no integer");
+    expect_refused(R"({"type": "integer", "maximum": 1e30})", "'maximum' at # must be a number");
     expect_refused(R"({"type": "number", "minimum": 0})", "'minimum' on a number");
     expect_refused(R"({"$ref": "#/$defs/missing"})", "cannot resolve");
     expect_refused(R"({"type": "object", "required": ["a"]})", "required property 'a'");
@@ -156,6 +160,97 @@ TEST(GrammarJsonSchema, RefusalsNameTheKeywordOrLimit) {
     expect_refused(deep, "nested too deeply");
     std::string big = R"({"enum": [")" + std::string(1 << 20, 'a') + R"("]})";
     expect_refused(big, "too large");
+}
+
+// Every integer in a window around the bounds is accepted exactly when it
+// lies in the range, for closed, half-open and fractional bounds.
+TEST(GrammarJsonSchema, IntegerBoundsAcceptExactlyTheRange) {
+    struct Case {
+        const char* bounds;
+        int64_t lo, hi;  // the integers the bounds admit (INT64_MIN / MAX: open)
+    };
+    constexpr int64_t kOpenLo = INT64_MIN, kOpenHi = INT64_MAX;
+    const Case cases[] = {
+        {R"("minimum": 5)", 5, kOpenHi},
+        {R"("maximum": 10)", kOpenLo, 10},
+        {R"("minimum": 0, "maximum": 255)", 0, 255},
+        {R"("minimum": -40, "maximum": 125)", -40, 125},
+        {R"("minimum": -1000, "maximum": -7)", -1000, -7},
+        {R"("exclusiveMinimum": 99, "exclusiveMaximum": 1000)", 100, 999},
+        {R"("minimum": 17, "maximum": 1203)", 17, 1203},
+        {R"("minimum": 2.5, "maximum": 7.5)", 3, 7},
+        {R"("exclusiveMinimum": -2.5, "exclusiveMaximum": 3)", -2, 2},
+        {R"("minimum": 3, "exclusiveMinimum": 5)", 6, kOpenHi},
+        {R"("maximum": -12)", kOpenLo, -12},
+        {R"("minimum": 7, "maximum": 7)", 7, 7},
+    };
+    for (const Case& c : cases) {
+        auto g = schema(std::string(R"({"type": "integer", )") + c.bounds + "}");
+        ASSERT_TRUE(g) << c.bounds;
+        for (int64_t v = -1500; v <= 1500; ++v) {
+            ASSERT_EQ(matches(g, std::to_string(v)), v >= c.lo && v <= c.hi) << c.bounds << " at " << v;
+        }
+        for (int64_t v : {int64_t{123456789012}, int64_t{-98765432101}}) {
+            EXPECT_EQ(matches(g, std::to_string(v)), v >= c.lo && v <= c.hi) << c.bounds << " at " << v;
+        }
+        EXPECT_EQ(matches(g, "-0"), c.lo < 0 && c.hi >= 0) << c.bounds;  // JSON's other 0, beside negatives
+        EXPECT_FALSE(matches(g, "007")) << c.bounds;
+    }
+}
+
+TEST(GrammarJsonSchema, IntegerBoundsOfNineteenDigits) {
+    auto g = schema(R"({"type": "integer", "minimum": -4000000000000000000, "maximum": 4000000000000000000})");
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(matches(g, "4000000000000000000"));
+    EXPECT_TRUE(matches(g, "-3999999999999999999"));
+    EXPECT_FALSE(matches(g, "4000000000000000001"));
+    EXPECT_FALSE(matches(g, "10000000000000000000"));
+    EXPECT_FALSE(matches(g, "-4000000000000000001"));
+}
+
+TEST(GrammarJsonSchema, PrefixItemsThenItems) {
+    auto g = schema(R"({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
+                        "items": {"type": "boolean"}, "minItems": 1, "maxItems": 4})");
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(matches(g, R"(["a"])"));
+    EXPECT_TRUE(matches(g, R"(["a",2])"));
+    EXPECT_TRUE(matches(g, R"(["a",2,true,false])"));
+    EXPECT_FALSE(matches(g, "[]"));                        // minItems 1
+    EXPECT_FALSE(matches(g, R"([2])"));                    // position 0 is a string
+    EXPECT_FALSE(matches(g, R"(["a","b"])"));              // position 1 an integer
+    EXPECT_FALSE(matches(g, R"(["a",2,3])"));              // later items booleans
+    EXPECT_FALSE(matches(g, R"(["a",2,true,false,true])"));  // maxItems 4
+    auto closed = schema(R"({"prefixItems": [{"const": 1}, {"const": 2}], "items": false, "minItems": 2})");
+    ASSERT_TRUE(closed);
+    EXPECT_TRUE(matches(closed, "[1,2]"));
+    EXPECT_FALSE(matches(closed, "[1]"));
+    EXPECT_FALSE(matches(closed, "[1,2,3]"));
+    auto open = schema(R"({"prefixItems": [{"type": "null"}]})");
+    ASSERT_TRUE(open);
+    EXPECT_TRUE(matches(open, "[]"));
+    EXPECT_TRUE(matches(open, R"([null,"x",{}])"));
+    EXPECT_FALSE(matches(open, "[1]"));
+}
+
+TEST(GrammarJsonSchema, AllOfMergesObjectsBoundsAndRefs) {
+    auto g = schema(R"({"$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 0}},
+                                           "required": ["id"]}},
+                        "allOf": [{"$ref": "#/$defs/base"},
+                                  {"properties": {"id": {"maximum": 99}, "name": {"type": "string"}},
+                                   "required": ["name"], "additionalProperties": false}]})");
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(matches(g, R"({"id":7,"name":"x"})"));
+    EXPECT_FALSE(matches(g, R"({"id":7})"));            // name required by the second part
+    EXPECT_FALSE(matches(g, R"({"name":"x"})"));        // id required by the first
+    EXPECT_FALSE(matches(g, R"({"id":100,"name":"x"})"));  // both bounds hold
+    EXPECT_FALSE(matches(g, R"({"id":-1,"name":"x"})"));
+    EXPECT_FALSE(matches(g, R"({"id":7,"name":"x","z":1})"));
+    auto n = schema(R"({"allOf": [{"type": ["number", "string"]}, {"type": "integer", "minimum": 3}, {"maximum": 5}]})");
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(matches(n, "4"));
+    EXPECT_FALSE(matches(n, "6"));
+    EXPECT_FALSE(matches(n, "4.5"));
+    EXPECT_FALSE(matches(n, "\"s\""));
 }
 
 }  // namespace
