@@ -88,7 +88,7 @@ python3 -m pytest -q -rs --durations=15 --junitxml="$reports/e2e.xml" tests/e2e
 # The soak's RSS bound means nothing under ASan's allocator, so it is left out;
 # so is the 20,000-sample distribution test of speculative decoding (80 s in
 # the Release run, several times that sanitized): arithmetic, whose code paths
-# the other speculative tests run sanitized. The schema corpus (366
+# the other speculative tests run sanitized. The schema corpus (160
 # constrained answers) likewise: test_structured_output runs those paths.
 echo "== end-to-end tests against the ASan+UBSan build =="
 TESSERA_BIN="$(pwd)/build-asan/tessera" ASAN_OPTIONS=detect_leaks=1 \
