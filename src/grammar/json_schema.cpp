@@ -421,16 +421,16 @@ private:
         for (size_t i = 0; i < parts.size(); ++i) {
             const std::string at = where + "/allOf/" + std::to_string(i);
             const json* part = &parts[i];
+            while (part->is_object() && part->contains("$ref")) {
+                if (part->size() != 1) return Status::error("'$ref' next to other keywords at " + at + " in an allOf is not supported");
+                TS_ASSIGN_OR_RETURN(part, resolve(part->at("$ref"), at));
+                if (++n_nodes_ > limits_.max_rules) return Status::error("JSON Schema too large");
+            }
             if (part->is_boolean()) {
                 if (part->get<bool>()) continue;
                 return Status::error("schema 'false' at " + at + " matches nothing");
             }
             if (!part->is_object()) return Status::error("schema at " + at + " is not an object or boolean");
-            while (part->contains("$ref")) {
-                if (part->size() != 1) return Status::error("'$ref' next to other keywords at " + at + " in an allOf is not supported");
-                TS_ASSIGN_OR_RETURN(part, resolve(part->at("$ref"), at));
-                if (++n_nodes_ > limits_.max_rules) return Status::error("JSON Schema too large");
-            }
             if (part->contains("allOf")) TS_ASSIGN_OR_RETURN(part, merge_all_of(*part, at, depth + 1));
             TS_RETURN_IF_ERROR(merge_into(merged, *part, at));
         }

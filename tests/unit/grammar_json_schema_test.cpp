@@ -251,6 +251,11 @@ TEST(GrammarJsonSchema, AllOfMergesObjectsBoundsAndRefs) {
     EXPECT_FALSE(matches(n, "6"));
     EXPECT_FALSE(matches(n, "4.5"));
     EXPECT_FALSE(matches(n, "\"s\""));
+    auto t = schema(R"({"$defs": {"any": true}, "allOf": [{"$ref": "#/$defs/any"}, {"type": "boolean"}]})");
+    ASSERT_TRUE(t);  // a part that is a $ref to `true` adds nothing
+    EXPECT_TRUE(matches(t, "false"));
+    EXPECT_FALSE(matches(t, "1"));
+    expect_refused(R"({"$defs": {"no": false}, "allOf": [{"$ref": "#/$defs/no"}]})", "matches nothing");
 }
 
 }  // namespace
