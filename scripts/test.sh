@@ -12,6 +12,9 @@ bash scripts/setup.sh
 source "$(bash scripts/venv.sh)/bin/activate"
 export TESSERA_MODEL
 TESSERA_MODEL="$(pwd)/$(bash scripts/fetch_model.sh)"
+# The real Gemma 3 270M for its golden and serving tests (about 250 MB).
+export TESSERA_GEMMA3_MODEL
+TESSERA_GEMMA3_MODEL="$(pwd)/$(bash scripts/fetch_model.sh gemma3-270m)"
 # llama.cpp's tokenizer suite (ggml-vocab-*.gguf), cached under models/ggml-vocab/.
 bash tools/fetch_vocab_suite.sh >/dev/null
 

@@ -15,7 +15,10 @@ these F32-cache figures, within its tolerances
 (tests/unit/generation_golden_test.cpp).
 
 Usage: python3 tools/gen_golden_generation.py MODEL.gguf OUT.json
-Needs: .venv/bin/pip install llama-cpp-python jinja2 (scripts/venv.sh makes .venv)
+Needs: .venv/bin/pip install llama-cpp-python jinja2 (scripts/venv.sh makes .venv). On a CPU
+where the wheel's native build faults (the AMX Xeon), LLAMA_CPP_LIB_PATH=DIR points it at a
+libllama built with GGML_NATIVE=OFF. A model without a chat template gets the raw prompts only:
+tests/golden/generation/gemma3_270m_q4_k_m.json is Gemma 3 270M base (scripts/fetch_model.sh gemma3-270m).
 """
 import hashlib
 import json
@@ -91,13 +94,17 @@ def chat(template, user, system=True):
 
 
 def build_prompts(template):
+    """The chat cases need the model's template; a base model without one
+    (Gemma 3 270M) gets the raw ones only."""
     cases = []
-    for i, q in enumerate(CHAT_QUESTIONS):
-        cases.append((f"chat_{i}", chat(template, q, system=(i % 2 == 0))))
+    if template:
+        for i, q in enumerate(CHAT_QUESTIONS):
+            cases.append((f"chat_{i}", chat(template, q, system=(i % 2 == 0))))
     for i, p in enumerate(RAW_PROMPTS):
         cases.append((f"raw_{i}", p))
     cases.append(("long_raw_0", long_prompt(1, 17) + "\n\nIn summary,"))
-    cases.append(("long_chat_0", chat(template, long_prompt(2, 17) + "\n\nSummarize the text above in one sentence.")))
+    if template:
+        cases.append(("long_chat_0", chat(template, long_prompt(2, 17) + "\n\nSummarize the text above in one sentence.")))
     cases.append(("long_raw_1", long_prompt(3, 19) + "\n\nThe next paragraph is about"))
     return cases
 
@@ -132,7 +139,7 @@ def main():
     model_path, out_path = sys.argv[1], sys.argv[2]
     llm = Llama(model_path=model_path, n_ctx=4096, n_batch=512, n_threads=2, logits_all=True, verbose=False,
                 flash_attn=False, type_k=GGML_TYPE_F32, type_v=GGML_TYPE_F32)
-    template = llm.metadata["tokenizer.chat_template"]
+    template = llm.metadata.get("tokenizer.chat_template")
     # End-of-generation ids as llama.cpp's vocab marks them.
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
     EOG.update(t for t in range(llm.n_vocab()) if llama_cpp.llama_vocab_is_eog(vocab, t))
