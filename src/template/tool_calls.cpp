@@ -99,22 +99,36 @@ ToolCallOutput with_content(std::string content, std::vector<ToolCall> calls) {
     return {std::string(trim(content)), std::move(calls)};
 }
 
-ToolCallOutput parse_hermes(std::string_view text) {
+// Calls that each open with the tag `open` anywhere in the text, the prose
+// around them kept as content. parse_at(body) reads the call whose body
+// starts at text offset `body` and sets `end` one past it (its close tag
+// included); nullopt when malformed, and then the whole text is prose.
+template <class ParseAt>
+ToolCallOutput parse_tagged_calls(std::string_view text, std::string_view open_tag, ParseAt parse_at) {
     std::string content;
     std::vector<ToolCall> calls;
     size_t pos = 0;
-    for (size_t open; (open = text.find(kHermesOpen, pos)) != std::string_view::npos;) {
+    for (size_t open; (open = text.find(open_tag, pos)) != std::string_view::npos;) {
         content += text.substr(pos, open - pos);
-        const size_t body = open + kHermesOpen.size();
-        const size_t close = text.find(kHermesClose, body);  // may be cut off by max_tokens or a stop
-        auto call = parse_call(text.substr(body, close == std::string_view::npos ? std::string_view::npos : close - body));
+        size_t end = 0;
+        auto call = parse_at(open + open_tag.size(), end);
         if (!call) return no_calls(text);
         calls.push_back(std::move(*call));
-        pos = close == std::string_view::npos ? text.size() : close + kHermesClose.size();
+        pos = end;
     }
     if (calls.empty()) return no_calls(text);
     content += text.substr(pos);
     return with_content(std::move(content), std::move(calls));
+}
+
+// Hermes / Qwen: <tool_call>{..}</tool_call>, the close may be cut off by
+// max_tokens or a stop.
+ToolCallOutput parse_hermes(std::string_view text) {
+    return parse_tagged_calls(text, kHermesOpen, [text](size_t body, size_t& end) {
+        const size_t close = text.find(kHermesClose, body);
+        end = close == std::string_view::npos ? text.size() : close + kHermesClose.size();
+        return parse_call(text.substr(body, close == std::string_view::npos ? std::string_view::npos : close - body));
+    });
 }
 
 ToolCallOutput parse_mistral(std::string_view text) {
@@ -182,25 +196,15 @@ std::optional<ToolCall> named_call(std::string_view name, std::string_view text,
 // Functionary v3.1: <function=NAME>{..}</function>, the close optional (a
 // model may drop it, max_tokens may cut it).
 ToolCallOutput parse_functionary_v31(std::string_view text) {
-    std::string content;
-    std::vector<ToolCall> calls;
-    size_t pos = 0;
-    for (size_t open; (open = text.find(kFunctionOpen, pos)) != std::string_view::npos;) {
-        content += text.substr(pos, open - pos);
-        const size_t name_start = open + kFunctionOpen.size();
+    return parse_tagged_calls(text, kFunctionOpen, [text](size_t name_start, size_t& end) -> std::optional<ToolCall> {
         const size_t name_end = text.find('>', name_start);
-        if (name_end == std::string_view::npos) return no_calls(text);
-        size_t end = 0;
-        const std::string_view rest = text.substr(name_end + 1);
-        auto call = named_call(text.substr(name_start, name_end - name_start), rest, end);
-        if (!call) return no_calls(text);
-        calls.push_back(std::move(*call));
-        pos = name_end + 1 + end;
-        if (text.substr(pos, kFunctionClose.size()) == kFunctionClose) pos += kFunctionClose.size();
-    }
-    if (calls.empty()) return no_calls(text);
-    content += text.substr(pos);
-    return with_content(std::move(content), std::move(calls));
+        if (name_end == std::string_view::npos) return std::nullopt;
+        size_t object_end = 0;
+        auto call = named_call(text.substr(name_start, name_end - name_start), text.substr(name_end + 1), object_end);
+        end = name_end + 1 + object_end;
+        if (text.substr(end, kFunctionClose.size()) == kFunctionClose) end += kFunctionClose.size();
+        return call;
+    });
 }
 
 bool is_name_char(char c) {
