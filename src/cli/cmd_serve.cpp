@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -155,6 +156,13 @@ void add_flags(CLI::App& app, ServeFlags& f) {
                    "memory for compiled grammars and their token tables, shared by requests with the same schema "
                    "or grammar, e.g. 256M (0: none kept)")
         ->transform(CLI::AsSizeValue(false));
+    const std::map<std::string, EngineOptions::MaskThread> mask_threads{
+        {"auto", EngineOptions::MaskThread::Auto}, {"on", EngineOptions::MaskThread::On},
+        {"off", EngineOptions::MaskThread::Off}};
+    app.add_option("--grammar-mask-thread", e.mask_thread,
+                   "compute grammar masks on a thread of their own while the forward pass runs: on, off, or auto "
+                   "(when the compute threads leave a core free; default)")
+        ->transform(CLI::CheckedTransformer(mask_threads, CLI::ignore_case));
     app.add_option("--request-timeout", f.request_timeout_s,
                    "seconds a connection has to send each whole request (0: no limit)")
         ->check(CLI::Range(0.0, 86400.0));

@@ -58,6 +58,9 @@ Engine::Impl::Impl(Model& model, const Tokenizer& tokenizer, EngineOptions optio
       pins_(cache_.blocks(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
                                                   std::clamp(options.max_pinned_share, 0.0, 1.0))),
       pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      mask_worker_(options.mask_thread == EngineOptions::MaskThread::On ||
+                   (options.mask_thread == EngineOptions::MaskThread::Auto &&
+                    static_cast<unsigned>(pool_.size()) < std::thread::hardware_concurrency())),
       pooling_(resolve_pooling(model, options)) {
     const int64_t capacity = static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size();
     const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
@@ -289,7 +292,15 @@ void Engine::Impl::step() {
         if (owner->pooled) mark_pooled_rows(*owner, batch_.seqs.back());
         owners.push_back(owner);
     }
+    // The first logits row of a constrained run needs its mask at the grammar
+    // state the sampled tokens left: computed beside the forward pass.
+    masks_ahead_.clear();
+    for (size_t k = 0; k < out.runs.size(); ++k) {
+        if (out.runs[k].logits && owners[k]->constraint && !owners[k]->done) masks_ahead_.push_back(&*owners[k]->constraint);
+    }
+    mask_worker_.start(masks_ahead_);
     Status st = model_.forward_batch(batch_, cache_, logits_, pool_, &hidden_);
+    mask_worker_.wait();  // before anything else touches the choices
     metrics_.steps.fetch_add(1, std::memory_order_relaxed);
     if (fail_if_model_damaged()) return;  // this step's logits may come from zeroed weights
     if (!st.ok()) {
@@ -357,16 +368,14 @@ void Engine::Impl::process_logits(Choice& choice, const float* logits) {
 
 // The grammar mask, when the choice has one, applies before the whole
 // sampling chain (penalties, bias, top-k/p, ...), so those only ever see
-// allowed tokens. It is computed here on the engine thread, between forward
-// passes; computing it on the pool while the next forward runs is a later
-// optimisation (issue 26, item 2).
+// allowed tokens. Its allowed set was computed during the forward pass when
+// the mask worker runs (step()), else it is computed here.
 // Returns the token taken, or -1 when the choice ended without one.
 int32_t Engine::Impl::sample_token(Choice& choice, const float* logits, int32_t draft, const float* draft_q) {
     std::span<const float> row(logits, static_cast<size_t>(model_.config().n_vocab));
     if (choice.constraint) {
-        const auto start = std::chrono::steady_clock::now();
         row = choice.constraint->mask(row);
-        metrics_.grammar_mask.observe(seconds_between(start, std::chrono::steady_clock::now()));
+        metrics_.grammar_mask.observe(choice.constraint->last_mask_seconds());
         if (row.empty()) {
             finish(choice, FinishReason::Error, "the grammar allows no token of this model's vocabulary here");
             return -1;

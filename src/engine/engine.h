@@ -61,6 +61,10 @@ struct EngineOptions {
     std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
     SpecOptions spec{};
+    // Grammar masks on a thread of their own while the forward pass runs
+    // (engine/mask_worker.h). Auto: when the compute threads leave a core.
+    enum class MaskThread { Auto, On, Off };
+    MaskThread mask_thread = MaskThread::Auto;
 };
 
 class Engine {

@@ -17,6 +17,7 @@
 #include "engine/choice.h"
 #include "engine/engine.h"
 #include "engine/kv_disk.h"
+#include "engine/mask_worker.h"
 #include "sched/scheduler.h"
 
 namespace tessera {
@@ -78,6 +79,8 @@ private:
     PrefixPins pins_;  // after the scheduler: its references go before the prefix cache's
     std::unique_ptr<KvDiskOffload> disk_;  // --kv-disk; null: off. Before the scheduler goes: it observes its cache
     ThreadPool pool_;
+    MaskWorker mask_worker_;
+    std::vector<GrammarConstraint*> masks_ahead_;  // the step's masks the worker computes
     Expected<Pooling> pooling_;
     int64_t max_context_ = 0;
     double draft_token_cost_ = 0.0;  // a drafted token's cost next to a decode step (spec/draft_length.h)

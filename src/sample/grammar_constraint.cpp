@@ -2,6 +2,7 @@
 #include "sample/grammar_constraint.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -27,15 +28,24 @@ const MarkerToken* GrammarConstraint::marker(int32_t token) const {
     return nullptr;
 }
 
-std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
-    const auto n = static_cast<size_t>(vocab_->n_tokens());
-    TS_CHECK(logits.size() == n);
+void GrammarConstraint::prepare() {
+    const auto start = std::chrono::steady_clock::now();
     cache_.compute(matcher_, *tables_, allowed_);
     for (const MarkerToken& m : markers_) {  // a few, each tried on the live matcher and rolled back
         if (!matcher_.advance(m.text)) continue;
         matcher_.rollback(m.text.size());
         allowed_[static_cast<size_t>(m.id) >> 6] |= uint64_t{1} << (m.id & 63);
     }
+    prepared_ = true;
+    prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
+    const auto n = static_cast<size_t>(vocab_->n_tokens());
+    TS_CHECK(logits.size() == n);
+    const auto start = std::chrono::steady_clock::now();
+    const bool ahead = prepared_;
+    if (!prepared_) prepare();
     masked_.assign(n, -std::numeric_limits<float>::infinity());
     bool any = false;
     // Word by word: most words of a mask are all zero or all one.
@@ -48,12 +58,16 @@ std::span<const float> GrammarConstraint::mask(std::span<const float> logits) {
             any = any || logits[id] != -std::numeric_limits<float>::infinity();
         }
     }
+    // A prepare() made here is in the time since `start`; one made ahead is added.
+    last_mask_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() +
+                         (ahead ? prepare_seconds_ : 0.0);
     if (!any) return {};
     return masked_;
 }
 
 bool GrammarConstraint::accept(int32_t token) {
     TS_CHECK(token >= 0 && token < vocab_->n_tokens());
+    prepared_ = false;
     if (is_end_token(token)) return matcher_.accepting();
     if (const MarkerToken* m = marker(token)) return matcher_.advance(m->text);
     const std::string& bytes = vocab_->bytes(token);

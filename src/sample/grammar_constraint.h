@@ -41,6 +41,14 @@ public:
     // logits.size() must equal the vocabulary's size.
     std::span<const float> mask(std::span<const float> logits);
 
+    // Computes the allowed set for the current state ahead of mask(), which
+    // then only applies it to the logits: the set depends on the grammar
+    // state alone, so the engine computes it on its mask thread while the
+    // forward pass that makes the logits runs. accept() drops it.
+    void prepare();
+    // Seconds the last mask() took, its prepare() included wherever that ran.
+    double last_mask_seconds() const { return last_mask_seconds_; }
+
     // Advances by the token's bytes (a marker's text; none for an
     // end-of-generation token);
     // false, state unchanged, when the grammar rejects them.
@@ -68,6 +76,9 @@ private:
     std::shared_ptr<TokenMaskTables> tables_;
     TokenMaskCache cache_;
     TokenMask allowed_;
+    bool prepared_ = false;           // allowed_ is the current state's
+    double prepare_seconds_ = 0.0;    // of the prepare() that made allowed_
+    double last_mask_seconds_ = 0.0;
     std::vector<float> masked_;  // [n_vocab]
 };
 

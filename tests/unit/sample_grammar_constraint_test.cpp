@@ -147,5 +147,30 @@ TEST(GrammarConstraint, NoAllowedTokenGivesAnEmptyRow) {
     EXPECT_TRUE(c.mask(flat).empty());
 }
 
+// prepare() ahead of mask() (the engine's mask thread) gives mask()'s own
+// result, and an accepted token drops the prepared set rather than letting a
+// stale one through.
+TEST(GrammarConstraint, PreparedMaskIsTheMaskAndAcceptDropsIt) {
+    auto vocab = vocabulary();
+    auto g = grammar("root ::= \"{\" [abc]+ \"}\"");
+    GrammarConstraint inline_mask(g, vocab), ahead(g, vocab);
+    const std::vector<float> logits = eos_first(vocab->n_tokens());
+    for (const int32_t token : {6, 4, 1, 7}) {  // "{" "abc" "a" "}"
+        const std::vector<float> want(inline_mask.mask(logits).begin(), inline_mask.mask(logits).end());
+        ahead.prepare();
+        const std::span<const float> got = ahead.mask(logits);
+        ASSERT_EQ(std::vector<float>(got.begin(), got.end()), want) << "before token " << token;
+        EXPECT_GE(ahead.last_mask_seconds(), 0.0);
+        ASSERT_TRUE(inline_mask.accept(token));
+        ASSERT_TRUE(ahead.accept(token));
+    }
+    // After "{abca}" only the end token is allowed: a mask prepared before the
+    // last accept ("}" allowed, end not) would differ.
+    const std::span<const float> end = ahead.mask(logits);
+    ASSERT_FALSE(end.empty());
+    for (int32_t id = 1; id < vocab->n_tokens(); ++id) EXPECT_TRUE(std::isinf(end[static_cast<size_t>(id)])) << id;
+    EXPECT_FALSE(std::isinf(end[kEos]));
+}
+
 }  // namespace
 }  // namespace tessera
