@@ -5,7 +5,10 @@
 # GGUF as llama.cpp's converter lays them out (3-D expert tensors; Q/K
 # permuted for mixtral's and granitemoe's normal RoPE; granitemoe's fused
 # gate/up split), and tessera's logits, and the NumPy reference's, must equal
-# transformers'.
+# transformers'. gpt-oss (which the NumPy reference does not implement) is
+# also checked with MXFP4 experts, and its golden file holds transformers'
+# logits with each of its features turned off, each of which must move the
+# logits beyond the tolerance (else matching would not show the feature).
 import pathlib
 import sys
 
@@ -37,6 +40,8 @@ def test_tessera_matches_transformers(model, tessera_bin):
 
 def test_reference_matches_transformers(model):
     arch, path = model
+    if arch == "gpt-oss":
+        pytest.skip("the NumPy reference does not implement gpt-oss")
     m = ref.Model(path)
     for i, tokens in enumerate(hm.PROMPTS):
         np.testing.assert_allclose(ref.forward(m, tokens), GOLDEN[f"{arch}/{i}"], rtol=0, atol=1e-4)
@@ -48,3 +53,24 @@ def test_goldens_tell_the_architectures_apart():
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
             assert np.abs(rows[i] - rows[j]).max() > 0.1
+
+
+def test_gpt_oss_mxfp4_experts_match_transformers(tessera_bin, tmp_path):
+    # Experts quantized by gguf-py; transformers ran the weights those blocks
+    # dequantize to. MXFP4 rows are dotted with Q8_0 activations: the
+    # quantized tolerance.
+    path = str(tmp_path / "gpt-oss-mxfp4.gguf")
+    hm.write_gpt_oss_gguf(hm.random_weights("gpt-oss"), path, experts="MXFP4")
+    for i, tokens in enumerate(hm.PROMPTS):
+        assert_logits_match(run_tessera(tessera_bin, path, tokens), GOLDEN[f"gpt-oss-mxfp4/{i}"], tolerance("MXFP4"))
+
+
+@pytest.mark.parametrize("variant", ["no-sinks", "no-window", "no-clamp", "yarn-rounded", "mxfp4"])
+def test_gpt_oss_goldens_need_each_feature(variant):
+    # Sinks, the window (4, shorter than every prompt), the SwiGLU clamp,
+    # YaRN's unrounded ramp and the MXFP4 rounding each move transformers'
+    # logits by more than the F32 tolerance on some prompt.
+    moved = max(np.abs(GOLDEN[f"gpt-oss-{variant}/{i}"] - GOLDEN[f"gpt-oss/{i}"]).max() /
+                np.abs(GOLDEN[f"gpt-oss/{i}"]).max() for i in range(len(hm.PROMPTS)))
+    assert moved > tolerance("F32"), f"{variant}: logits moved only {moved:.3g} of their scale"
+    assert min(len(p) for p in hm.PROMPTS) > hm.GPT_OSS_WINDOW
