@@ -188,10 +188,11 @@ def gpt_oss_mxfp4_weights(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def write_gpt_oss_gguf(w: dict[str, np.ndarray], path: str, experts: str = "F32") -> None:
+def write_gpt_oss_gguf(w: dict[str, np.ndarray], path: str, experts: str = "F32", merges: tuple = ()) -> None:
     """gpt-oss as llama.cpp's converter writes it: YaRN and window keys,
     biases, attn_sinks, the FFN norm as post_attention_norm, experts split
-    into gate/up/down 3-D tensors, F32 or MXFP4."""
+    into gate/up/down 3-D tensors, F32 or MXFP4. merges: the tokenizer's
+    (llama.cpp refuses a BPE vocabulary without any)."""
     g = gguf.GGUFWriter(path, "gpt-oss")
     g.add_context_length(128)
     g.add_embedding_length(HIDDEN)
@@ -213,7 +214,7 @@ def write_gpt_oss_gguf(w: dict[str, np.ndarray], path: str, experts: str = "F32"
     g.add_expert_used_count(USED)
     g.add_expert_feed_forward_length(EXPERT_FF)
     g.add_sliding_window(GPT_OSS_WINDOW)
-    add_tiny_vocab(g)
+    add_tiny_vocab(g, merges)
 
     def put(name, value):
         g.add_tensor(name, np.ascontiguousarray(value, dtype=np.float32))
@@ -244,12 +245,12 @@ def write_gpt_oss_gguf(w: dict[str, np.ndarray], path: str, experts: str = "F32"
     g.close()
 
 
-def add_tiny_vocab(g: gguf.GGUFWriter) -> None:
+def add_tiny_vocab(g: gguf.GGUFWriter, merges: tuple = ()) -> None:
     g.add_tokenizer_model("gpt2")
     g.add_tokenizer_pre("default")
     g.add_token_list([f"<{i}>" for i in range(VOCAB)])
     g.add_token_types([1] * VOCAB)
-    g.add_token_merges([])
+    g.add_token_merges(list(merges))
     g.add_bos_token_id(0)
     g.add_eos_token_id(VOCAB - 1)
 

@@ -9,6 +9,8 @@
 # also checked with MXFP4 experts, and its golden file holds transformers'
 # logits with each of its features turned off, each of which must move the
 # logits beyond the tolerance (else matching would not show the feature).
+# llama.cpp's logits for the same gpt-oss file (tools/llama_cpp_gpt_oss_logits.py)
+# show a third implementation reads it as written.
 import pathlib
 import sys
 
@@ -23,6 +25,7 @@ import reference_forward as ref  # noqa: E402
 from test_arch_coverage import assert_logits_match, run_tessera, tolerance  # noqa: E402
 
 GOLDEN = np.load(ROOT / "tests" / "golden" / "moe" / "hf_logits.npz")
+LLAMA_CPP = np.load(ROOT / "tests" / "golden" / "moe" / "llama_cpp_gpt_oss.npz")
 
 
 @pytest.fixture(scope="module", params=sorted(hm.ARCHS))
@@ -75,3 +78,12 @@ def test_gpt_oss_goldens_need_each_feature(variant):
                 np.abs(GOLDEN[f"gpt-oss/{i}"]).max() for i in range(len(hm.PROMPTS)))
     assert moved > tolerance("F32"), f"{variant}: logits moved only {moved:.3g} of their scale"
     assert min(len(p) for p in hm.PROMPTS) > hm.GPT_OSS_WINDOW
+
+
+def test_llama_cpp_reads_the_gpt_oss_file_as_transformers_runs_it():
+    # The file's conventions (split gate/up, bias shapes, sinks, norm names,
+    # window keys) as llama.cpp reads them: its logits equal transformers'
+    # once YaRN's ramp is rounded as llama.cpp always rounds it (tessera
+    # follows the model's unrounded ramp: gpt-oss-yarn-rounded differs).
+    for i in range(len(hm.PROMPTS)):
+        assert_logits_match(LLAMA_CPP[f"gpt-oss/{i}"], GOLDEN[f"gpt-oss-yarn-rounded/{i}"], tolerance("F32"))
