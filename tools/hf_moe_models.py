@@ -55,9 +55,10 @@ def hf_config(arch: str) -> dict:
     elif arch == "granitemoe":
         c.update(intermediate_size=EXPERT_FF, num_local_experts=EXPERTS, num_experts_per_tok=USED, **GRANITE)
     elif arch == "gpt-oss":
-        del c["rope_theta"]
-        c.update(max_position_embeddings=131072, head_dim=HEAD_DIM, intermediate_size=EXPERT_FF, num_local_experts=EXPERTS, num_experts_per_tok=USED,
-                 sliding_window=GPT_OSS_WINDOW, rope_parameters=dict(GPT_OSS_YARN), attention_bias=True)
+        del c["rope_theta"]  # in rope_parameters; max_position_embeddings: YaRN's 32 x 4096
+        c.update(max_position_embeddings=131072, head_dim=HEAD_DIM, intermediate_size=EXPERT_FF,
+                 num_local_experts=EXPERTS, num_experts_per_tok=USED, sliding_window=GPT_OSS_WINDOW,
+                 rope_parameters=dict(GPT_OSS_YARN), attention_bias=True)
     return c
 
 
