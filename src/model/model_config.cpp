@@ -229,6 +229,13 @@ Status read_gpt_oss(const GgufFile& f, const std::string& a, ModelConfig& c) {
         return Status::error("attention.sliding_window_pattern is out of range");
     }
     c.swa_period = static_cast<int32_t>(*period);
+    // The windowed layers' own RoPE base (llama.cpp reads it; gpt-oss files
+    // do not carry it): not implemented, so a different one is refused.
+    auto swa_base = f.get_float_or(a + ".rope.freq_base_swa", c.rope.freq_base);
+    if (!swa_base) return swa_base.status();
+    if (static_cast<float>(*swa_base) != c.rope.freq_base) {
+        return Status::error("gpt-oss with its own rope.freq_base_swa is not supported yet");
+    }
     c.expert_gating = ExpertGating::Softmax;
     c.expert_weights_norm = true;
     c.swiglu_limit = 7.0f;

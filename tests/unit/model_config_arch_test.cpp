@@ -275,6 +275,15 @@ TEST(ModelConfigArch, GptOssWithoutExpertsIsRefused) {
     EXPECT_NE(c.error().find("expert_count"), std::string::npos) << c.error();
 }
 
+TEST(ModelConfigArch, GptOssWithItsOwnWindowRopeBaseIsRefused) {
+    GgufWriter w = gpt_oss_model();
+    w.add_float32("gpt-oss.rope.freq_base_swa", 10000.0f);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("freq_base_swa"), std::string::npos) << c.error();
+}
+
 TEST(ModelConfigArch, GptOssWindowPatternAsAnArrayIsRefused) {
     // llama.cpp's writer may store the pattern as one flag per layer; that
     // form is not read yet, so it is refused rather than misread.
