@@ -29,9 +29,14 @@ void rope_table(const RopeParams& p, int64_t pos, RopeTable& out) {
     out.sin.resize(half);
     float corr_low = 0.0f, corr_high = 0.0f;
     if (p.ext_factor != 0.0f) {
-        corr_low = std::max(0.0f, std::floor(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base)));
-        corr_high = std::min(static_cast<float>(p.n_rot - 1),
-                             std::ceil(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base)));
+        corr_low = yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base);
+        corr_high = yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base);
+        if (p.yarn_truncate) {
+            corr_low = std::floor(corr_low);
+            corr_high = std::ceil(corr_high);
+        }
+        corr_low = std::max(0.0f, corr_low);
+        corr_high = std::min(static_cast<float>(p.n_rot - 1), corr_high);
     }
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
     float theta_extrap = static_cast<float>(pos);

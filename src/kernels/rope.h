@@ -23,6 +23,10 @@ struct RopeParams {
     float beta_fast = 32.0f;
     float beta_slow = 1.0f;
     int n_ctx_orig = 0;         // training context before scaling (YaRN)
+    // YaRN's ramp ends rounded out to whole dimensions (floor/ceil), as
+    // llama.cpp always does and Hugging Face does unless the config says
+    // "truncate": false (gpt-oss, whose GGUF carries no key for it).
+    bool yarn_truncate = true;
     std::vector<float> freq_factors;  // [n_rot/2] or empty
 };
 

@@ -5,8 +5,11 @@
 //    are options of the shared attention block, driven by which weights exist.
 //  - arch_gemma.cpp: gemma2 and gemma3: sliding-window layers interleaved with
 //    global ones, norms before and after attention and FFN, GeGLU.
-//  - arch_moe.cpp: qwen3moe, olmoe, granitemoe and mixtral (llama with experts): llama's
-//    layer with routed experts (model/moe_ffn.h) in place of the dense FFN.
+//  - arch_moe.cpp: qwen3moe, olmoe, granitemoe, mixtral (llama with experts) and
+//    gpt-oss: llama's layer with routed experts (model/moe_ffn.h) in place of
+//    the dense FFN. gpt-oss's differences are options driven by its config and
+//    weights: attention sinks and biases, sliding-window layers 0, 2, 4...,
+//    router and expert biases, a clamped SwiGLU.
 //  - arch_qwen2moe.cpp: qwen2moe: the same plus its gated shared expert.
 //  - arch_olmo2.cpp: olmo2: no norms before attention and FFN, RMSNorm after
 //    each (before the residual add), QK-norm over the whole projections.
@@ -37,6 +40,7 @@ inline LayerGraph layer_graph(const ModelConfig& c) {
         case ArchKind::Qwen3Moe:
         case ArchKind::Olmoe:
         case ArchKind::GraniteMoe:
+        case ArchKind::GptOss:
             return moe_layer;
         case ArchKind::Olmo2:
             return olmo2_layer;

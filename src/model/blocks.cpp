@@ -95,6 +95,7 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.attn_scale};
     shape.window = window;
     shape.softcap = c.attn_softcap;
+    shape.sinks = w.attn_sinks;
     ws.attn_seqs.clear();
     for (const BatchSequence& s : p.batch.seqs) {
         ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
@@ -102,6 +103,11 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     attention_batch(shape, p.cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), p.pool,
                     ws.attn_scratch, best_simd_level());
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), p.pool, ws.scratch);
+    if (w.bo) {
+        for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
+            for (int64_t t = begin; t < end; ++t) add_inplace(ws.proj.data() + t * c.n_embd, w.bo, c.n_embd);
+        });
+    }
 }
 
 void gated_ffn_block(ForwardPass& p, int layer, GateActivation act) {

@@ -26,7 +26,8 @@ void add_residual(ForwardPass& p);
 // rope is null: smollm3's nope layers), the query temperature of
 // config.attn_temp_scale, K/V appended to the cache, causal attention (the
 // last `window` positions only when window > 0, logits soft-capped by
-// config.attn_softcap), output projection into ws.proj.
+// config.attn_softcap; the layer's attention sinks when it has them), output
+// projection (+ bias when the layer has one: gpt-oss) into ws.proj.
 void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const std::vector<RopeTable>& angles,
                      int64_t window);
 

@@ -86,9 +86,10 @@ Expected<ArchKind> arch_kind(const std::string& arch) {
     if (arch == "olmo2") return ArchKind::Olmo2;
     if (arch == "smollm3") return ArchKind::SmolLM3;
     if (arch == "mistral3") return ArchKind::Mistral3;
+    if (arch == "gpt-oss") return ArchKind::GptOss;
     return Status::error("unsupported architecture '" + arch +
                          "' (supported: llama (and mixtral-style llama MoE), qwen2, qwen3, gemma2, gemma3, phi3, "
-                         "qwen2moe, qwen3moe, olmoe, granite, granitemoe, olmo2, smollm3, mistral3)");
+                         "qwen2moe, qwen3moe, olmoe, granite, granitemoe, olmo2, smollm3, mistral3, gpt-oss)");
 }
 
 Status read_float_or(const GgufFile& f, const std::string& key, double dflt, float& out) {
@@ -130,7 +131,8 @@ Status read_gemma(const GgufFile& f, const std::string& a, ModelConfig& c) {
 }
 
 bool is_moe_kind(ArchKind k) {
-    return k == ArchKind::Qwen2Moe || k == ArchKind::Qwen3Moe || k == ArchKind::Olmoe || k == ArchKind::GraniteMoe;
+    return k == ArchKind::Qwen2Moe || k == ArchKind::Qwen3Moe || k == ArchKind::Olmoe || k == ArchKind::GraniteMoe ||
+           k == ArchKind::GptOss;
 }
 
 // Experts, as llama.cpp reads them: expert_count and expert_used_count;
@@ -212,6 +214,36 @@ Status read_mistral3(const GgufFile& f, const std::string& a, ModelConfig& c) {
     return Status();
 }
 
+// gpt-oss, as llama.cpp reads it: the window from attention.sliding_window
+// (required), windowed layers 0, 2, 4... (attention.sliding_window_pattern,
+// default 2, as in Hugging Face's layer_types), the router's softmax over
+// the k chosen logits (the same as softmax, top-k, renormalise), and the
+// SwiGLU clamp, which no GGUF key carries (llama.cpp fixes alpha 1.702 and
+// limit 7 too). Its YaRN ramp is not rounded to whole dimensions
+// (Hugging Face's "truncate": false; llama.cpp rounds, so differs slightly).
+Status read_gpt_oss(const GgufFile& f, const std::string& a, ModelConfig& c) {
+    TS_RETURN_IF_ERROR(read_positive(f, a + ".attention.sliding_window", c.sliding_window));
+    auto period = f.get_uint_or(a + ".attention.sliding_window_pattern", 2);
+    if (!period) return period.status();
+    if (*period < 1 || *period > static_cast<uint64_t>(kMaxDim)) {
+        return Status::error("attention.sliding_window_pattern is out of range");
+    }
+    c.swa_period = static_cast<int32_t>(*period);
+    // The windowed layers' own RoPE base (llama.cpp reads it; gpt-oss files
+    // do not carry it): not implemented, so a different one is refused.
+    auto swa_base = f.get_float_or(a + ".rope.freq_base_swa", c.rope.freq_base);
+    if (!swa_base) return swa_base.status();
+    if (static_cast<float>(*swa_base) != c.rope.freq_base) {
+        return Status::error("gpt-oss with its own rope.freq_base_swa is not supported yet");
+    }
+    c.expert_gating = ExpertGating::Softmax;
+    c.expert_weights_norm = true;
+    c.swiglu_limit = 7.0f;
+    c.swiglu_alpha = 1.702f;
+    c.rope.yarn_truncate = false;
+    return Status();
+}
+
 }  // namespace
 
 Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
@@ -221,7 +253,7 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = *arch;
     TS_ASSIGN_OR_RETURN(c.kind, arch_kind(c.arch));
     const std::string& a = c.arch;
-    c.qkv_bias = c.kind == ArchKind::Qwen2 || c.kind == ArchKind::Qwen2Moe;
+    c.qkv_bias = c.kind == ArchKind::Qwen2 || c.kind == ArchKind::Qwen2Moe || c.kind == ArchKind::GptOss;
     c.qk_norm = c.kind == ArchKind::Qwen3 || c.kind == ArchKind::Gemma3 || c.kind == ArchKind::Qwen3Moe;
     c.qk_norm_full = c.kind == ArchKind::Olmoe || c.kind == ArchKind::Olmo2;
     TS_RETURN_IF_ERROR(read_positive(f, a + ".embedding_length", c.n_embd));
@@ -276,6 +308,7 @@ Expected<ModelConfig> ModelConfig::from_gguf(const GgufFile& f) {
     if (is_moe_kind(c.kind) || (c.kind == ArchKind::Llama && *llama_experts > 0)) {
         TS_RETURN_IF_ERROR(read_moe(f, a, c));
     }
+    if (c.kind == ArchKind::GptOss) TS_RETURN_IF_ERROR(read_gpt_oss(f, a, c));
     // phi3's sliding_window key is ignored, as llama.cpp does (its converter
     // does not write the window the models were trained with). Its LongRoPE
     // (the rope_factors_long/short tensors of the 128k models) is not
@@ -325,10 +358,13 @@ std::string ModelConfig::describe() const {
         line("attention_temperature", std::to_string(attn_temp_scale) + " per " + std::to_string(attn_temp_length) +
                                           " positions");
     }
+    if (swiglu_limit > 0) {
+        line("swiglu_clamp", "limit " + std::to_string(swiglu_limit) + ", alpha " + std::to_string(swiglu_alpha));
+    }
     if (sliding_window > 0) {
         line("sliding_window", std::to_string(sliding_window) + " (one global layer in every " +
                                    std::to_string(swa_period) + ")");
-        line("rope_local", rope_line(rope_local));
+        if (is_gemma()) line("rope_local", rope_line(rope_local));
     }
     if (embedding_scale != 1.0f) line("embedding_scale", std::to_string(embedding_scale));
     if (residual_scale != 1.0f) line("residual_scale", std::to_string(residual_scale));

@@ -15,12 +15,13 @@ namespace tessera {
 // The forward graph a model runs (model/arch_*.cpp, one file per family).
 // llama with expert_count > 0 (mixtral) stays Llama: is_moe() tells them apart.
 enum class ArchKind {
-    Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe, Granite, GraniteMoe, Olmo2, SmolLM3, Mistral3
+    Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen2Moe, Qwen3Moe, Olmoe, Granite, GraniteMoe, Olmo2, SmolLM3, Mistral3,
+    GptOss
 };
 
 struct ModelConfig {
     std::string arch;  // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "olmoe",
-                       // "granite", "granitemoe", "olmo2", "smollm3", "mistral3"
+                       // "granite", "granitemoe", "olmo2", "smollm3", "mistral3", "gpt-oss"
     ArchKind kind = ArchKind::Llama;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -54,6 +55,7 @@ struct ModelConfig {
     // Gemma2/3 only (0 = off for the others).
     float attn_softcap = 0;     // attention logit soft-capping (gemma2)
     float final_softcap = 0;    // output logit soft-capping (gemma2)
+    // Sliding-window layers (gemma2/3, gpt-oss; 0 = none).
     int32_t sliding_window = 0; // positions a local layer's query sees, itself included
     int32_t swa_period = 0;     // every swa_period-th layer is global, the others local
     RopeParams rope_local;      // RoPE of the local layers (gemma3: base 10000, unscaled)
@@ -67,14 +69,20 @@ struct ModelConfig {
     int32_t n_ff_exp = 0;
     int32_t n_ff_shexp = 0;  // 0: no shared expert
     ExpertGating expert_gating = ExpertGating::Softmax;
-    bool expert_weights_norm = false;  // renormalise the top-k weights (qwen3moe, mixtral)
+    bool expert_weights_norm = false;  // renormalise the top-k weights (qwen3moe, mixtral, gpt-oss)
+    // gpt-oss: attention output bias, attention sinks, router and expert
+    // biases, and its clamped SwiGLU (model/moe_ffn.h) when swiglu_limit > 0:
+    // out = (clamp(up, -limit, limit) + 1) * g * sigmoid(swiglu_alpha * g),
+    // g = min(gate, limit). 0 = the plain SwiGLU.
+    float swiglu_limit = 0;
+    float swiglu_alpha = 0;
 
     bool is_moe() const { return n_expert > 0; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     int32_t q_dim() const { return n_head * head_dim; }
     bool is_gemma() const { return kind == ArchKind::Gemma2 || kind == ArchKind::Gemma3; }
-    // A sliding-window ("local") layer: gemma2 layers 0, 2, 4...; gemma3
-    // every layer but 5, 11, 17...
+    // A sliding-window ("local") layer: gemma2 and gpt-oss layers 0, 2, 4...;
+    // gemma3 every layer but 5, 11, 17...
     bool is_nope_layer(int layer) const { return nope_period > 0 && (layer + 1) % nope_period == 0; }
     bool is_local_layer(int layer) const {
         return swa_period > 0 && sliding_window > 0 && (layer + 1) % swa_period != 0;

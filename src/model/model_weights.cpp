@@ -31,17 +31,33 @@ WeightMatrix row_range(const WeightMatrix& m, int64_t first, int64_t n) {
     return WeightMatrix{m.type, m.data + static_cast<size_t>(first) * m.row_bytes, n, m.cols, m.row_bytes};
 }
 
+// The floats of an F32 tensor whose shape the caller checked.
+Expected<const float*> f32_data(const GgufTensorInfo* t, const std::string& name) {
+    if (t->type != GgmlType::F32) return Status::error("tensor '" + name + "' must be F32");
+    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
+        return Status::error("tensor '" + name + "' is misaligned");
+    }
+    return reinterpret_cast<const float*>(t->data);
+}
+
 Expected<const float*> vector_f32(const GgufFile& f, const std::string& name, int64_t n) {
     const GgufTensorInfo* t = f.find_tensor(name);
     if (!t) return Status::error("tensor '" + name + "' is missing");
     if (t->n_elements() != n || t->ne[0] != n) {
         return Status::error("tensor '" + name + "' should have " + std::to_string(n) + " elements");
     }
-    if (t->type != GgmlType::F32) return Status::error("tensor '" + name + "' must be F32");
-    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
-        return Status::error("tensor '" + name + "' is misaligned");
+    return f32_data(t, name);
+}
+
+// An F32 [cols, n] tensor (ggml order): one bias row of cols per expert.
+Expected<const float*> expert_biases(const GgufFile& f, const std::string& name, int64_t cols, int64_t n) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    if (!t) return Status::error("tensor '" + name + "' is missing");
+    if (t->n_dims != 2 || t->ne[0] != cols || t->ne[1] != n) {
+        return Status::error("tensor '" + name + "' should have shape [" + std::to_string(cols) + ", " +
+                             std::to_string(n) + "]");
     }
-    return reinterpret_cast<const float*>(t->data);
+    return f32_data(t, name);
 }
 
 // The n slices of a 3-D expert tensor [cols, rows, n] (ggml order), one
@@ -88,6 +104,12 @@ Status bind_experts(const GgufFile& f, const ModelConfig& c, int l, ExpertWeight
     TS_ASSIGN_OR_RETURN(m.gate, experts(f, layer_name(l, "ffn_gate_exps.weight"), c.n_embd, c.n_ff_exp, c.n_expert));
     TS_ASSIGN_OR_RETURN(m.up, experts(f, layer_name(l, "ffn_up_exps.weight"), c.n_embd, c.n_ff_exp, c.n_expert));
     TS_ASSIGN_OR_RETURN(m.down, experts(f, layer_name(l, "ffn_down_exps.weight"), c.n_ff_exp, c.n_embd, c.n_expert));
+    if (c.kind == ArchKind::GptOss) {
+        TS_ASSIGN_OR_RETURN(m.gate_inp_bias, vector_f32(f, layer_name(l, "ffn_gate_inp.bias"), c.n_expert));
+        TS_ASSIGN_OR_RETURN(m.gate_bias, expert_biases(f, layer_name(l, "ffn_gate_exps.bias"), c.n_ff_exp, c.n_expert));
+        TS_ASSIGN_OR_RETURN(m.up_bias, expert_biases(f, layer_name(l, "ffn_up_exps.bias"), c.n_ff_exp, c.n_expert));
+        TS_ASSIGN_OR_RETURN(m.down_bias, expert_biases(f, layer_name(l, "ffn_down_exps.bias"), c.n_embd, c.n_expert));
+    }
     if (c.n_ff_shexp > 0) {
         TS_ASSIGN_OR_RETURN(m.gate_inp_shexp, gate_row(f, layer_name(l, "ffn_gate_inp_shexp.weight"), c.n_embd));
         TS_ASSIGN_OR_RETURN(m.gate_shexp, matrix(f, layer_name(l, "ffn_gate_shexp.weight"), c.n_embd, c.n_ff_shexp));
@@ -124,7 +146,13 @@ Status bind_layer(const GgufFile& f, const ModelConfig& c, int l, LayerWeights& 
         TS_ASSIGN_OR_RETURN(w.k_norm, vector_f32(f, layer_name(l, "attn_k_norm.weight"), c.head_dim));
     }
     TS_ASSIGN_OR_RETURN(w.wo, matrix(f, layer_name(l, "attn_output.weight"), c.q_dim(), c.n_embd));
-    if (pre_norms) TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, "ffn_norm.weight"), c.n_embd));
+    if (c.kind == ArchKind::GptOss) {
+        TS_ASSIGN_OR_RETURN(w.bo, vector_f32(f, layer_name(l, "attn_output.bias"), c.n_embd));
+        TS_ASSIGN_OR_RETURN(w.attn_sinks, vector_f32(f, layer_name(l, "attn_sinks.weight"), c.n_head));
+    }
+    // gpt-oss's FFN norm keeps Hugging Face's name (post_attention_layernorm).
+    const char* ffn_norm = c.kind == ArchKind::GptOss ? "post_attention_norm.weight" : "ffn_norm.weight";
+    if (pre_norms) TS_ASSIGN_OR_RETURN(w.ffn_norm, vector_f32(f, layer_name(l, ffn_norm), c.n_embd));
     if (c.is_moe()) {
         TS_RETURN_IF_ERROR(bind_experts(f, c, l, w.moe));
     } else if (c.kind == ArchKind::Phi3) {  // gate rows first, then up (Phi3MLP's gate_up_proj)

@@ -17,6 +17,12 @@ namespace tessera {
 struct ExpertWeights {
     WeightMatrix gate_inp;                     // router: [n_expert rows, n_embd cols]
     const float* selection_bias = nullptr;     // exp_probs_b [n_expert] or null
+    // gpt-oss (all null for the others): the router's bias, added to its
+    // logits, and each expert's output biases, expert after expert.
+    const float* gate_inp_bias = nullptr;      // [n_expert]
+    const float* gate_bias = nullptr;          // [n_expert, n_ff_exp]
+    const float* up_bias = nullptr;            // [n_expert, n_ff_exp]
+    const float* down_bias = nullptr;          // [n_expert, n_embd]
     std::vector<WeightMatrix> gate, up;        // [n_expert] x [n_ff_exp rows, n_embd cols]
     std::vector<WeightMatrix> down;            // [n_expert] x [n_embd rows, n_ff_exp cols]
     // qwen2moe's shared expert (all null when ModelConfig::n_ff_shexp == 0).
@@ -36,8 +42,10 @@ struct LayerWeights {
     const float* q_norm = nullptr;     // [head_dim] (qk_norm) or null
     const float* k_norm = nullptr;     // [head_dim]
     WeightMatrix wo;                   // [n_embd rows, q_dim cols]
+    const float* bo = nullptr;         // [n_embd] (gpt-oss) or null
+    const float* attn_sinks = nullptr; // [n_head] (gpt-oss) or null: kernels/attention.h
     const float* post_attn_norm = nullptr;  // [n_embd] (gemma, olmo2) or null
-    const float* ffn_norm = nullptr;   // [n_embd] (null for olmo2)
+    const float* ffn_norm = nullptr;   // [n_embd] (null for olmo2; gpt-oss's post_attention_norm)
     WeightMatrix w_gate, w_up;         // [n_ff rows, n_embd cols] (dense FFN only)
     WeightMatrix w_down;               // [n_embd rows, n_ff cols]
     ExpertWeights moe;                 // MoE FFN only

@@ -12,9 +12,35 @@
 namespace tessera {
 namespace {
 
-// out = down(silu(gate · x) * (up · x)) for `rows` rows of x, on `pool`.
+// gpt-oss's additions to an expert's SwiGLU: biases after each projection
+// (null = none) and, when limit > 0, its clamped activation.
+struct GluOptions {
+    const float* gate_bias = nullptr;  // [n_ff]
+    const float* up_bias = nullptr;    // [n_ff]
+    const float* down_bias = nullptr;  // [n_embd]
+    float limit = 0;
+    float alpha = 0;
+};
+
+// gate = (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
+void clamped_swiglu_inplace(float* gate, const float* up, int64_t n, float limit, float alpha) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = std::min(gate[i], limit);
+        const float u = std::clamp(up[i], -limit, limit);
+        gate[i] = (u + 1.0f) * g / (1.0f + std::exp(-alpha * g));
+    }
+}
+
+// Adds bias [cols] to each of `rows` rows of x.
+void add_row_bias(float* x, const float* bias, int64_t rows, int64_t cols) {
+    for (int64_t r = 0; r < rows; ++r) add_inplace(x + r * cols, bias, cols);
+}
+
+// out = down(silu(gate · x) * (up · x)) for `rows` rows of x, on `pool`
+// (with opt's biases and clamp when set).
 void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, const WeightMatrix& gate, const WeightMatrix& up,
-                const WeightMatrix& down, const float* x, int64_t rows, float* gate_buf, float* up_buf, float* out) {
+                const WeightMatrix& down, const float* x, int64_t rows, float* gate_buf, float* up_buf, float* out,
+                const GluOptions& opt) {
     if (can_group(gate, up)) {
         const MatmulOut gate_up[] = {{&gate, gate_buf}, {&up, up_buf}};
         matmul_group(gate_up, x, rows, pool, scratch);
@@ -24,9 +50,23 @@ void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, const WeightMat
     }
     const int64_t n_ff = gate.rows;
     for_token_ranges(pool, rows, [&](int, int64_t begin, int64_t end) {
-        swiglu_inplace(gate_buf + begin * n_ff, up_buf + begin * n_ff, (end - begin) * n_ff);
+        float* g = gate_buf + begin * n_ff;
+        float* u = up_buf + begin * n_ff;
+        if (opt.gate_bias) add_row_bias(g, opt.gate_bias, end - begin, n_ff);
+        if (opt.up_bias) add_row_bias(u, opt.up_bias, end - begin, n_ff);
+        if (opt.limit > 0) {
+            clamped_swiglu_inplace(g, u, (end - begin) * n_ff, opt.limit, opt.alpha);
+        } else {
+            swiglu_inplace(g, u, (end - begin) * n_ff);
+        }
     });
     matmul(down, gate_buf, rows, out, pool, scratch);
+    if (opt.down_bias) {
+        const int64_t d = down.rows;
+        for_token_ranges(pool, rows, [&](int, int64_t begin, int64_t end) {
+            add_row_bias(out + begin * d, opt.down_bias, end - begin, d);
+        });
+    }
 }
 
 // Routes every token and lays the (token, expert) pairs out by expert:
@@ -36,6 +76,7 @@ void route_and_group(ForwardPass& p, const ExpertWeights& m) {
     MoeWorkspace& ws = p.ws.moe;
     const int64_t n = p.n, k = c.n_expert_used;
     matmul(m.gate_inp, p.ws.h.data(), n, ws.router_logits.data(), p.pool, p.ws.scratch);
+    if (m.gate_inp_bias) add_row_bias(ws.router_logits.data(), m.gate_inp_bias, n, c.n_expert);
     const RouterParams router{c.n_expert, c.n_expert_used, c.expert_gating, c.expert_weights_norm, m.selection_bias};
     std::fill(ws.first_slot.begin(), ws.first_slot.end(), 0);
     for (int64_t t = 0; t < n; ++t) {
@@ -108,8 +149,14 @@ void moe_ffn_block(ForwardPass& p, int layer) {
     // Expert e's FFN over its block of rows; experts no token chose are not touched.
     auto run_expert = [&](int32_t e, ThreadPool& pool, std::vector<uint8_t>& scratch) {
         const int64_t first = ws.first_slot[e], rows = ws.first_slot[e + 1] - first;
+        GluOptions opt{nullptr, nullptr, nullptr, c.swiglu_limit, c.swiglu_alpha};
+        if (m.gate_bias) {  // gpt-oss: all three or none (ModelWeights::bind)
+            opt.gate_bias = m.gate_bias + e * n_ff;
+            opt.up_bias = m.up_bias + e * n_ff;
+            opt.down_bias = m.down_bias + e * d;
+        }
         swiglu_ffn(pool, scratch, m.gate[e], m.up[e], m.down[e], ws.x.data() + first * d, rows,
-                   ws.gate.data() + first * n_ff, ws.up.data() + first * n_ff, ws.y.data() + first * d);
+                   ws.gate.data() + first * n_ff, ws.up.data() + first * n_ff, ws.y.data() + first * d, opt);
         if (p.moe_counters != nullptr) p.moe_counters->record_pass(layer, e, rows);
     };
     int32_t used = 0;
@@ -151,7 +198,7 @@ void shared_expert_block(ForwardPass& p, int layer) {
     const int64_t n = p.n, d = p.c.n_embd;
     matmul(m.gate_inp_shexp, p.ws.h.data(), n, ws.shexp_gate.data(), p.pool, p.ws.scratch);
     swiglu_ffn(p.pool, p.ws.scratch, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(),
-               ws.up.data(), ws.y.data());
+               ws.up.data(), ws.y.data(), GluOptions{});
     float* proj = p.ws.proj.data();
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {

@@ -12,7 +12,9 @@
 
 namespace tessera {
 
-// Routed experts of one layer: ws.h -> ws.proj. Records every pass over an
+// Routed experts of one layer: ws.h -> ws.proj. gpt-oss adds its router
+// bias to the logits, each expert's biases after its projections, and the
+// clamped SwiGLU of ModelConfig::swiglu_limit. Records every pass over an
 // expert's weights in p.moe_counters when it is set.
 void moe_ffn_block(ForwardPass& p, int layer);
 

@@ -365,12 +365,20 @@ TEST(AttentionTest, SlidingWindowSoftcapAndSinksMatchBruteForce) {
         for (int d = 0; d < kv_dim; ++d) values[s * kv_dim + d] = nd(same);
     }
     // Sinks around the scores' range: one far above (that head's output shrinks
-    // towards 0), one far below (no effect), two in between.
+    // towards 0), one far below (no effect), two in between. The last case has
+    // no window (gpt-oss's full layers): the long contexts are then split into
+    // pieces whose partial sums are merged, where the sinks join.
     const std::vector<float> sinks = {8.0f, -30.0f, 0.5f, 2.0f};
-    for (const auto& [softcap, with_sinks] : {std::pair{2.0f, false}, std::pair{0.0f, false}, std::pair{2.0f, true},
-                                              std::pair{0.0f, true}}) {
+    struct Case {
+        float softcap;
+        bool with_sinks;
+        int64_t window;
+    };
+    for (const auto& [softcap, with_sinks, window] :
+         {Case{2.0f, false, 37}, Case{0.0f, false, 37}, Case{2.0f, true, 37}, Case{0.0f, true, 37},
+          Case{0.0f, true, 0}}) {
         AttentionShape shape{n_head, n_kv, hd, 0.3f};
-        shape.window = 37;
+        shape.window = window;
         shape.softcap = softcap;
         shape.sinks = with_sinks ? sinks.data() : nullptr;
         // All three sequences share the block table: each reads positions of its own.
@@ -385,7 +393,7 @@ TEST(AttentionTest, SlidingWindowSoftcapAndSinksMatchBruteForce) {
         for (const AttnSeq& sq : seqs) {
             for (int i = 0; i < sq.n_tokens; ++i) {
                 const int64_t pos = sq.pos0 + i, t = sq.first + i;
-                const int64_t first = std::max<int64_t>(0, pos - shape.window + 1);
+                const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
                 for (int h = 0; h < n_head; ++h) {
                     const int kvh = h / (n_head / n_kv);
                     const float* qh = q.data() + t * q_dim + h * hd;
@@ -406,7 +414,8 @@ TEST(AttentionTest, SlidingWindowSoftcapAndSinksMatchBruteForce) {
                         }
                         want /= sum;
                         ASSERT_NEAR(out[t * q_dim + h * hd + d], want, 1e-5)
-                            << "pos " << pos << " head " << h << " softcap " << softcap << " sinks " << with_sinks;
+                            << "pos " << pos << " head " << h << " softcap " << softcap << " sinks " << with_sinks
+                            << " window " << window;
                     }
                 }
             }

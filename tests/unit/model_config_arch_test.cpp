@@ -1,9 +1,10 @@
 // ModelConfig for the architectures beyond llama: which keys qwen3, gemma2,
 // gemma3 and phi3 read, their defaults (gemma2's window, the layer patterns,
 // gemma3's local RoPE base, the 27B query scale), olmo2's, smollm3's and
-// mistral3's options, and the files refused with a message (unknown
-// architecture, gemma3 without a window, LongRoPE, Olmo 3's window, mistral3
-// with experts, a temperature without an original context).
+// mistral3's and gpt-oss's options, and the files refused with a message
+// (unknown architecture, gemma3 without a window, LongRoPE, Olmo 3's window,
+// mistral3 with experts, a temperature without an original context, gpt-oss
+// without its window or experts, or with an array window pattern).
 // Only metadata and token_embd are needed for a config, so no weights here;
 // the forward passes are checked against a reference in
 // tests/e2e/test_arch_coverage.py and tests/e2e/test_arch_hf.py.
@@ -216,6 +217,82 @@ TEST(ModelConfigArch, Mistral3TemperatureWithoutOriginalContextIsRefused) {
     auto c = config_of(w, bytes);
     ASSERT_FALSE(c.ok());
     EXPECT_NE(c.error().find("temperature_scale"), std::string::npos) << c.error();
+}
+
+// gpt-oss's metadata as llama.cpp's converter writes it (minus the vocab).
+GgufWriter gpt_oss_model() {
+    GgufWriter w = small_model("gpt-oss", 4);
+    w.add_uint32("gpt-oss.expert_count", 8);
+    w.add_uint32("gpt-oss.expert_used_count", 2);
+    w.add_uint32("gpt-oss.expert_feed_forward_length", 96);
+    w.add_uint32("gpt-oss.attention.sliding_window", 128);
+    w.add_string("gpt-oss.rope.scaling.type", "yarn");
+    w.add_float32("gpt-oss.rope.scaling.factor", 32.0f);
+    w.add_uint32("gpt-oss.rope.scaling.original_context_length", 4096);
+    return w;
+}
+
+TEST(ModelConfigArch, GptOssReadsWindowExpertsYarnAndClamp) {
+    std::vector<uint8_t> bytes;
+    auto c = config_of(gpt_oss_model(), bytes);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->kind, ArchKind::GptOss);
+    EXPECT_EQ(c->rope.style, RopeStyle::Neox);
+    EXPECT_TRUE(c->qkv_bias);
+    EXPECT_FALSE(c->qk_norm);
+    EXPECT_EQ(c->sliding_window, 128);
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(c->is_local_layer(l), l % 2 == 0) << l;  // layer 0 is windowed
+    EXPECT_EQ(c->n_expert, 8);
+    EXPECT_EQ(c->n_expert_used, 2);
+    EXPECT_EQ(c->n_ff_exp, 96);
+    EXPECT_EQ(c->expert_gating, ExpertGating::Softmax);
+    EXPECT_TRUE(c->expert_weights_norm);  // softmax over the k chosen logits
+    EXPECT_FLOAT_EQ(c->swiglu_limit, 7.0f);
+    EXPECT_FLOAT_EQ(c->swiglu_alpha, 1.702f);
+    EXPECT_FLOAT_EQ(c->rope.freq_scale, 1.0f / 32.0f);
+    EXPECT_EQ(c->rope.n_ctx_orig, 4096);
+    EXPECT_GT(c->rope.ext_factor, 0.0f);
+    EXPECT_FALSE(c->rope.yarn_truncate);
+    EXPECT_NE(c->describe().find("swiglu_clamp"), std::string::npos);
+}
+
+TEST(ModelConfigArch, GptOssWithoutAWindowIsRefused) {
+    GgufWriter w = small_model("gpt-oss", 4);
+    w.add_uint32("gpt-oss.expert_count", 8);
+    w.add_uint32("gpt-oss.expert_used_count", 2);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("sliding_window"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, GptOssWithoutExpertsIsRefused) {
+    GgufWriter w = small_model("gpt-oss", 4);
+    w.add_uint32("gpt-oss.attention.sliding_window", 128);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("expert_count"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, GptOssWithItsOwnWindowRopeBaseIsRefused) {
+    GgufWriter w = gpt_oss_model();
+    w.add_float32("gpt-oss.rope.freq_base_swa", 10000.0f);
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("freq_base_swa"), std::string::npos) << c.error();
+}
+
+TEST(ModelConfigArch, GptOssWindowPatternAsAnArrayIsRefused) {
+    // llama.cpp's writer may store the pattern as one flag per layer; that
+    // form is not read yet, so it is refused rather than misread.
+    GgufWriter w = gpt_oss_model();
+    w.add_float32_array("gpt-oss.attention.sliding_window_pattern", {1, 0, 1, 0});
+    std::vector<uint8_t> bytes;
+    auto c = config_of(w, bytes);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("sliding_window_pattern"), std::string::npos) << c.error();
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Expert-grouped MoE execution (model/moe_ffn.h) on a whole model: in a
 // 32-sequence decode step (and a batched prefill) each used expert's
 // weights are read exactly once, a single decode token reads only its k
-// experts, and every sequence's logits are bit-identical to running it alone.
+// experts, and every sequence's logits are bit-identical to running it alone;
+// decode steps give a prefill's logits (gpt-oss: past its window).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -123,7 +126,30 @@ TEST_P(MoeBatch, ThirtyTwoSequenceStepReadsEachExpertOnceAndMatchesSingleRuns) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, MoeBatch, ::testing::Values("qwen3moe", "qwen2moe"));
+// A prompt run token by token (each decode step attends through the cache,
+// past the window on layer 0, with the sinks) gives the logits of the same
+// prompt run in one prefill, to float rounding.
+TEST_P(MoeBatch, DecodeStepsMatchOnePrefill) {
+    Loaded l = load(GetParam());
+    Model& model = *l.model;
+    ThreadPool pool(2);
+    const std::vector<int32_t> prompt = {3, 17, 42, 8, 8, 61, 5, 30, 12, 44, 9, 27};
+    KvCache cache = model.make_kv_cache(2 * kBlocksPerSeq * 16);
+    SoloSequence whole(cache, 0, kBlocksPerSeq), steps(cache, kBlocksPerSeq, kBlocksPerSeq);
+    std::vector<float> all, one;
+    ASSERT_TRUE(model.forward(cache, whole, prompt, true, all, pool).ok());
+    float scale = 0;
+    for (float x : all) scale = std::max(scale, std::fabs(x));
+    for (size_t t = 0; t < prompt.size(); ++t) {
+        const int32_t tok[] = {prompt[t]};
+        ASSERT_TRUE(model.forward(cache, steps, tok, false, one, pool).ok());
+        for (int v = 0; v < kVocab; ++v) {
+            ASSERT_NEAR(one[v], all[t * kVocab + v], 1e-5f * scale) << "position " << t << " token " << v;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, MoeBatch, ::testing::Values("qwen3moe", "qwen2moe", "gpt-oss"));
 
 TEST(MoeCounters, SumOverLayersAndReset) {
     MoeCounters c(3, 4);

@@ -169,6 +169,11 @@ TEST(ModelMoeWeights, MissingOrMisShapedExpertTensorsAreNamed) {
         {"qwen3moe", {"blk.0.ffn_gate_inp.weight", ""}, "'blk.0.ffn_gate_inp.weight' is missing"},
         {"qwen2moe", {"blk.1.ffn_gate_inp_shexp.weight", ""}, "'blk.1.ffn_gate_inp_shexp.weight' is missing"},
         {"qwen2moe", {"blk.0.ffn_up_shexp.weight", ""}, "'blk.0.ffn_up_shexp.weight' is missing"},
+        {"gpt-oss", {"blk.1.attn_sinks.weight", ""}, "'blk.1.attn_sinks.weight' is missing"},
+        {"gpt-oss", {"blk.0.attn_output.bias", ""}, "'blk.0.attn_output.bias' is missing"},
+        {"gpt-oss", {"blk.0.ffn_gate_inp.bias", ""}, "'blk.0.ffn_gate_inp.bias' is missing"},
+        {"gpt-oss", {"", "blk.1.ffn_down_exps.bias"}, "'blk.1.ffn_down_exps.bias' should have shape [64, 16]"},
+        {"gpt-oss", {"blk.0.post_attention_norm.weight", ""}, "'blk.0.post_attention_norm.weight' is missing"},
     };
     for (const auto& tc : cases) {
         Parsed p = parse(moe_model(tc.arch, 1, tc.damage));

@@ -1,6 +1,7 @@
 // A small random-weight mixture-of-experts GGUF (F32), built in memory for
-// the MoE unit tests: qwen3moe (per-head QK-norm) or qwen2moe (QKV bias and
-// a shared expert), 16 experts of which each token uses 4.
+// the MoE unit tests: qwen3moe (per-head QK-norm), qwen2moe (QKV bias and
+// a shared expert) or gpt-oss (biases everywhere, sinks, a 4-position window
+// on layer 0), 16 experts of which each token uses 4.
 #pragma once
 
 #include <cmath>
@@ -14,7 +15,7 @@
 namespace tessera::moe_test {
 
 constexpr int kVocab = 64, kEmbd = 64, kLayers = 2, kHeads = 4, kKvHeads = 2, kHeadDim = 16;
-constexpr int kExperts = 16, kUsed = 4, kFfExp = 32, kFfShexp = 48;
+constexpr int kExperts = 16, kUsed = 4, kFfExp = 32, kFfShexp = 48, kWindow = 4;
 
 // Tensors to leave out or reshape, to test the loader's errors.
 struct Damage {
@@ -38,6 +39,8 @@ inline GgufWriter moe_model(const std::string& arch, uint32_t seed = 1, const Da
     w.add_uint32(arch + ".expert_used_count", kUsed);
     w.add_uint32(arch + ".expert_feed_forward_length", kFfExp);
     if (arch == "qwen2moe") w.add_uint32(arch + ".expert_shared_feed_forward_length", kFfShexp);
+    const bool oss = arch == "gpt-oss";
+    if (oss) w.add_uint32(arch + ".attention.sliding_window", kWindow);
     auto tensor = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset = 0.0f) {
         if (name == damage.drop) return;
         if (name == damage.wrong_experts) shape.back() -= 1;
@@ -58,7 +61,7 @@ inline GgufWriter moe_model(const std::string& arch, uint32_t seed = 1, const Da
         tensor(p + "attn_q.weight", {kEmbd, q_dim}, 1.5f * s);
         tensor(p + "attn_k.weight", {kEmbd, kv_dim}, 1.5f * s);
         tensor(p + "attn_v.weight", {kEmbd, kv_dim}, s);
-        if (arch == "qwen2moe") {
+        if (arch == "qwen2moe" || oss) {
             tensor(p + "attn_q.bias", {q_dim}, 0.1f);
             tensor(p + "attn_k.bias", {kv_dim}, 0.1f);
             tensor(p + "attn_v.bias", {kv_dim}, 0.1f);
@@ -67,10 +70,19 @@ inline GgufWriter moe_model(const std::string& arch, uint32_t seed = 1, const Da
             tensor(p + "attn_k_norm.weight", {kHeadDim}, 0.1f, 1.0f);
         }
         tensor(p + "attn_output.weight", {q_dim, kEmbd}, s);
-        tensor(p + "ffn_norm.weight", {kEmbd}, 0.1f, 1.0f);
+        if (oss) {
+            tensor(p + "attn_output.bias", {kEmbd}, 0.1f);
+            tensor(p + "attn_sinks.weight", {kHeads}, 1.0f);
+            tensor(p + "ffn_gate_inp.bias", {kExperts}, 0.5f);
+            tensor(p + "ffn_gate_exps.bias", {kFfExp, kExperts}, 0.1f);
+            tensor(p + "ffn_up_exps.bias", {kFfExp, kExperts}, 0.1f);
+            tensor(p + "ffn_down_exps.bias", {kEmbd, kExperts}, 0.1f);
+        }
+        tensor(p + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {kEmbd}, 0.1f, 1.0f);
         tensor(p + "ffn_gate_inp.weight", {kEmbd, kExperts}, 2.0f * s);
-        tensor(p + "ffn_gate_exps.weight", {kEmbd, kFfExp, kExperts}, s);
-        tensor(p + "ffn_up_exps.weight", {kEmbd, kFfExp, kExperts}, s);
+        // gpt-oss: gain 4, so its SwiGLU clamp (at 7) acts.
+        tensor(p + "ffn_gate_exps.weight", {kEmbd, kFfExp, kExperts}, (oss ? 4.0f : 1.0f) * s);
+        tensor(p + "ffn_up_exps.weight", {kEmbd, kFfExp, kExperts}, (oss ? 4.0f : 1.0f) * s);
         tensor(p + "ffn_down_exps.weight", {kFfExp, kEmbd, kExperts}, 1.0f / std::sqrt(float{kFfExp}));
         if (arch == "qwen2moe") {
             tensor(p + "ffn_gate_inp_shexp.weight", {kEmbd}, s);
