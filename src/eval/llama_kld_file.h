@@ -5,6 +5,9 @@
 // The file is untrusted input: the header, the size and every row's scale
 // are checked, and any mismatch is an error.
 //
+// A run may score a prefix of the chunks (tessera perplexity checks their
+// tokens).
+//
 // Layout (little-endian, learnt from llama.cpp's tools/perplexity): the 8
 // bytes "_logits_", u32 n_ctx, i32 n_vocab, i32 n_chunk, the i32 tokens of
 // all chunks (n_ctx * n_chunk, as tokenized: before BOS replaces each chunk's

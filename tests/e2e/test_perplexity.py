@@ -107,9 +107,14 @@ def test_full_vocabulary_reference_from_llama_cpp(tessera_bin, model_path):
     assert got["ref_ppl"] == pytest.approx(golden["perplexity"], rel=1e-3)
     assert got["ppl"] == pytest.approx(golden["perplexity"], rel=0.03)
     assert got["kl_mean"] < 0.02 and got["top1"] >= 0.75, got
+    # A prefix of the reference's chunks compares too (llama.cpp's running figures).
+    r = perplexity(tessera_bin, model_path, "--kv-type", "f32", "--kl-divergence",
+                   str(GOLDEN / "smollm2_gpl3_c10_llama.kld"), ctx=golden["n_ctx"], chunks=1)
+    assert r.returncode == 0 and "first 1 of the reference's 2 chunks" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("case", ["truncated", "padded", "other_text", "other_chunking", "bad_scale", "vocab"])
+@pytest.mark.parametrize("case", ["truncated", "padded", "other_text", "other_chunking", "more_chunks",
+                                  "bad_scale", "vocab"])
 def test_hostile_llama_cpp_reference_files(tessera_bin, model_path, tmp_path, case):
     good = (GOLDEN / "smollm2_gpl3_c10_llama.kld").read_bytes()
     n_ctx, n_chunks, row0 = 10, 2, 20 + 4 * 10 * 2
@@ -118,13 +123,15 @@ def test_hostile_llama_cpp_reference_files(tessera_bin, model_path, tmp_path, ca
         "padded": lambda: good + b"\0\0",
         "other_text": lambda: good[:24] + struct.pack("<i", 7) + good[28:],
         "other_chunking": lambda: good,  # run below with another -c
+        "more_chunks": lambda: good,  # run below with more chunks than it holds
         "bad_scale": lambda: good[:row0] + struct.pack("<f", float("nan")) + good[row0 + 4:],
         "vocab": lambda: good[:12] + struct.pack("<i", 100) + good[16:],
     }[case]()
     path = tmp_path / f"{case}.kld"
     path.write_bytes(bad)
     r = perplexity(tessera_bin, model_path, "--kl-divergence", str(path),
-                   ctx=n_ctx + 2 if case == "other_chunking" else n_ctx, chunks=n_chunks)
+                   ctx=n_ctx + 2 if case == "other_chunking" else n_ctx,
+                   chunks=n_chunks + 1 if case == "more_chunks" else n_chunks)
     assert r.returncode == 1, (case, r.returncode, r.stderr[-500:])
     assert "tessera perplexity:" in r.stderr and "Sanitizer" not in r.stderr
 
