@@ -51,6 +51,11 @@ int cmd_perplexity(int argc, char** argv) {
     app.add_option("-b,--batch-size", options.batch_tokens, "tokens per forward pass")->check(CLI::Range(1, 1 << 16));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
     app.add_option("--save-logits", save_path, "write the top log-probabilities of this run (a reference) to FILE");
+    std::string save_format = "tessera";
+    app.add_option("--save-format", save_format,
+                   "--save-logits layout: tessera (top-k) or llama (every log-probability, llama.cpp's "
+                   "--kl-divergence-base file, which llama-perplexity --kl-divergence reads)")
+        ->check(CLI::IsMember({"tessera", "llama"}));
     app.add_option("--save-top-k", top_k, "tokens per position in --save-logits")
         ->check(CLI::Range(1, static_cast<int>(ReferenceLogits::kMaxTopK)));
     app.add_option("--kl-divergence", kl_path,
@@ -114,7 +119,13 @@ int cmd_perplexity(int argc, char** argv) {
         reference = std::move(loaded.value());
     }
     std::optional<ReferenceLogits> saved;
-    if (!save_path.empty()) {
+    std::optional<LlamaKldWriter> llama_saved;
+    if (!save_path.empty() && save_format == "llama") {
+        auto created = LlamaKldWriter::create(save_path, static_cast<uint32_t>(options.n_ctx), n_vocab,
+                                              std::span(tokens).first(static_cast<size_t>(n_chunks) * options.n_ctx));
+        if (!created) return fail(created.error());
+        llama_saved = std::move(created.value());
+    } else if (!save_path.empty()) {
         saved.emplace(n_vocab, static_cast<uint32_t>(options.n_ctx), static_cast<uint32_t>(std::min<int>(top_k, static_cast<int>(n_vocab))),
                       n_positions, hash);
     }
@@ -124,7 +135,7 @@ int cmd_perplexity(int argc, char** argv) {
     PerplexityAccumulator ppl;
     ReferenceComparison compared;
     std::vector<float> reference_row;
-    Status reference_status;  // the first failed read of llama_reference
+    Status io_status;  // the first failed read or write of a full-vocabulary file
     ThreadPool pool(threads);
     const int first = options.n_ctx / 2;
     Status st = score_chunks(
@@ -135,13 +146,14 @@ int cmd_perplexity(int argc, char** argv) {
             ppl.add(nll);
             const uint64_t index = static_cast<uint64_t>(p.chunk) * per_chunk + static_cast<uint64_t>(p.position - first);
             if (saved) saved->set(index, p.logits, p.next_token, row.log_sum_exp);
+            if (llama_saved && io_status.ok()) io_status = llama_saved->write_row(index, p.logits);
             if (reference) {
                 compared.add(kl_from_top(reference->top(index), p.logits, row), reference->top(index)[0].first == row.argmax,
                              nll, reference->nll(index));
             }
-            if (llama_reference && reference_status.ok()) {
-                reference_status = llama_reference->read_row(index, reference_row);
-                if (!reference_status.ok()) return;
+            if (llama_reference && io_status.ok()) {
+                io_status = llama_reference->read_row(index, reference_row);
+                if (!io_status.ok()) return;
                 compared.add(kl_full(reference_row, p.logits, row), argmax(reference_row) == row.argmax, nll,
                              -reference_row[static_cast<size_t>(p.next_token)]);
             }
@@ -153,7 +165,7 @@ int cmd_perplexity(int argc, char** argv) {
     if (!st.ok()) return fail(st.message());
     std::printf("perplexity: %.4f +/- %.4f (%lld tokens scored, %d chunks of %d)\n", ppl.perplexity(),
                 ppl.perplexity_error(), static_cast<long long>(ppl.count()), n_chunks, options.n_ctx);
-    if (!reference_status.ok()) return fail(reference_status.message());
+    if (!io_status.ok()) return fail(io_status.message());
     if (compared.count() > 0) {
         const KlSummary s = compared.kl();
         const double ref_ppl = compared.reference_perplexity().perplexity();
@@ -172,6 +184,10 @@ int cmd_perplexity(int argc, char** argv) {
     if (saved) {
         if (Status s = saved->save(save_path); !s.ok()) return fail(s.message());
         std::fprintf(stderr, "saved the top-%u log-probabilities of %llu positions to %s\n", saved->top_k(),
+                     static_cast<unsigned long long>(n_positions), save_path.c_str());
+    }
+    if (llama_saved) {
+        std::fprintf(stderr, "saved every log-probability of %llu positions to %s (llama.cpp's layout)\n",
                      static_cast<unsigned long long>(n_positions), save_path.c_str());
     }
     return 0;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,6 +65,28 @@ private:
     uint64_t rows_offset_ = 0;
     std::vector<int32_t> tokens_;
     mutable std::vector<uint16_t> row_;
+};
+
+// Writes the same layout from tessera's logits, so llama.cpp's
+// `llama-perplexity --kl-divergence` can compare against a tessera run.
+class LlamaKldWriter {
+public:
+    // tokens: n_ctx * n_chunk, as tokenized (before BOS replaces each
+    // chunk's first token), as llama.cpp writes them.
+    static Expected<LlamaKldWriter> create(const std::string& path, uint32_t n_ctx, uint32_t n_vocab,
+                                           std::span<const int32_t> tokens);
+    // Encodes row `position` (numbered as LlamaKldFile::read_row's) from a
+    // row of logits as llama.cpp does: log-softmax, the top 16 nats on a u16
+    // grid. Rows may come in any order.
+    Status write_row(uint64_t position, std::span<const float> logits);
+
+private:
+    LlamaKldWriter() = default;
+    std::shared_ptr<int> fd_;
+    std::string path_;
+    uint32_t n_vocab_ = 0;
+    uint64_t rows_offset_ = 0, n_rows_ = 0;
+    std::vector<uint16_t> row_;
 };
 
 // Whether the first bytes of a file are LlamaKldFile's magic.

@@ -113,6 +113,21 @@ def test_full_vocabulary_reference_from_llama_cpp(tessera_bin, model_path):
     assert r.returncode == 0 and "first 1 of the reference's 2 chunks" in r.stderr, r.stderr
 
 
+def test_saves_llama_cpp_layout(tessera_bin, model_path, tmp_path):
+    # --save-format llama writes the file llama-perplexity --kl-divergence
+    # reads (checked by hand: llama.cpp's "Mean PPL(base)" equals tessera's
+    # perplexity); read back, a run compares with itself up to the u16 grid.
+    path = tmp_path / "ref.kld"
+    r = perplexity(tessera_bin, model_path, "--kv-type", "f32", "--save-logits", str(path), "--save-format", "llama",
+                   ctx=64, chunks=2)
+    assert r.returncode == 0, r.stderr
+    assert path.stat().st_size == 20 + 4 * 64 * 2 + 2 * 31 * (49152 + 4) * 2
+    r = perplexity(tessera_bin, model_path, "--kv-type", "f32", "--kl-divergence", str(path), ctx=64, chunks=2)
+    assert r.returncode == 0, r.stderr
+    got = parse(r.stdout)
+    assert got["kl_mean"] < 1e-4 and got["top1"] == 1.0 and got["ref_ppl"] == pytest.approx(got["ppl"], rel=1e-4)
+
+
 @pytest.mark.parametrize("case", ["truncated", "padded", "other_text", "other_chunking", "more_chunks",
                                   "bad_scale", "vocab"])
 def test_hostile_llama_cpp_reference_files(tessera_bin, model_path, tmp_path, case):

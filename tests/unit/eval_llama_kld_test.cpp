@@ -1,9 +1,10 @@
 // llama.cpp's --kl-divergence-base file as tessera reads it: rows decoded as
 // written, every corruption (truncation, padding, header, tokens, row
 // scales) an error, and the full-vocabulary statistics on cases with known
-// answers.
+// answers; tessera's writer of the same layout round-trips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -113,6 +114,35 @@ TEST(LlamaKldFile, MissingFileIsAnError) {
     auto f = LlamaKldFile::open("/nonexistent/ref.kld");
     ASSERT_FALSE(f.ok());
     EXPECT_NE(f.error().find("cannot open"), std::string::npos);
+}
+
+TEST(LlamaKldWriter, RoundTripsWithinTheGrid) {
+    const std::string path = ::testing::TempDir() + "/roundtrip.kld";
+    const std::vector<int32_t> tokens = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4};  // 2 chunks of 5: 2 rows each
+    auto w = LlamaKldWriter::create(path, 5, 5, tokens);
+    ASSERT_TRUE(w.ok()) << w.error();
+    const std::vector<std::vector<float>> rows = {{1, 2, 3, 4, 5}, {0, 0, 0, 0, 0}, {-30, 2, 2.5f, 9, 1}, {7, 6, 5, 4, 3}};
+    for (uint64_t r : {3, 0, 2, 1}) ASSERT_TRUE(w->write_row(r, rows[r]).ok());  // any order
+    EXPECT_FALSE(w->write_row(4, rows[0]).ok());
+    EXPECT_FALSE(w->write_row(0, std::vector<float>{1, 2}).ok());
+    auto f = LlamaKldFile::open(path);
+    ASSERT_TRUE(f.ok()) << f.error();
+    EXPECT_EQ(f->n_positions(), 4u);
+    EXPECT_EQ(std::vector<int32_t>(f->tokens().begin(), f->tokens().end()), tokens);
+    std::vector<float> lp;
+    for (uint64_t r = 0; r < 4; ++r) {
+        ASSERT_TRUE(f->read_row(r, lp).ok());
+        const RowSummary s = summarize_row(rows[r]);
+        const float max_logit = *std::max_element(rows[r].begin(), rows[r].end());
+        for (size_t v = 0; v < 5; ++v) {
+            const double exact = rows[r][v] - s.log_sum_exp;
+            if (rows[r][v] > max_logit - 16) {
+                EXPECT_NEAR(lp[v], exact, 16.0 / 65535) << r << " " << v;  // half a grid step, and f32
+            } else {
+                EXPECT_LE(lp[v], -16.0f);  // below the grid: at its floor, left out of the KL
+            }
+        }
+    }
 }
 
 TEST(FullVocabKl, KnownValues) {
