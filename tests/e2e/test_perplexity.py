@@ -31,7 +31,7 @@ def perplexity(tessera_bin, model_path, *extra, ctx=CTX, chunks=CHUNKS):
 
 def parse(stdout):
     out = {"ppl": float(re.search(r"^perplexity: ([\d.]+) \+/- ([\d.]+)", stdout, re.M).group(1))}
-    if m := re.search(r"KL divergence: mean ([\d.]+) \+/- [\d.]+, median ([\d.]+), p99 ([\d.]+)", stdout):
+    if m := re.search(r"KL divergence: mean ([\d.e+-]+) \+/- [\d.e+-]+, median ([\d.e+-]+), p99 ([\d.e+-]+)", stdout):
         out["kl_mean"], out["kl_median"], out["kl_p99"] = map(float, m.groups())
     if m := re.search(r"^reference perplexity: ([\d.]+)", stdout, re.M):
         out["ref_ppl"] = float(m.group(1))
