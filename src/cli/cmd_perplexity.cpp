@@ -50,7 +50,7 @@ int cmd_perplexity(int argc, char** argv) {
     app.add_option("--parallel", options.n_parallel, "chunks per forward pass")->check(CLI::Range(1, 256));
     app.add_option("-b,--batch-size", options.batch_tokens, "tokens per forward pass")->check(CLI::Range(1, 1 << 16));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
-    app.add_option("--save-logits", save_path, "write the top log-probabilities of this run (a reference) to FILE");
+    app.add_option("--save-logits", save_path, "write this run's log-probabilities (a reference) to FILE, see --save-format");
     std::string save_format = "tessera";
     app.add_option("--save-format", save_format,
                    "--save-logits layout: tessera (top-k) or llama (every log-probability, llama.cpp's "
