@@ -1,8 +1,11 @@
 // `tessera perplexity -m MODEL -f TEXT`: perplexity over a text, scored as
 // llama.cpp's perplexity tool does (eval/chunked_scoring.h), with
 // --save-logits / --kl-divergence to compare a model (a quantization, a KV
-// type) against a reference run of the same text.
+// type) against a reference run of the same text: tessera's own top-k file
+// or llama.cpp's full-vocabulary --kl-divergence-base file.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -10,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/kv_type_flags.h"
 #include "eval/chunked_scoring.h"
+#include "eval/llama_kld_file.h"
 #include "eval/logprob_stats.h"
 #include "eval/reference_logits.h"
 #include "model/model.h"
@@ -21,6 +25,13 @@ namespace {
 int fail(const std::string& message) {
     std::fprintf(stderr, "tessera perplexity: %s\n", message.c_str());
     return 1;
+}
+
+bool starts_like_llama_kld(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    uint8_t head[8] = {};
+    in.read(reinterpret_cast<char*>(head), sizeof head);
+    return in && is_llama_kld(head);
 }
 
 }  // namespace
@@ -39,10 +50,16 @@ int cmd_perplexity(int argc, char** argv) {
     app.add_option("--parallel", options.n_parallel, "chunks per forward pass")->check(CLI::Range(1, 256));
     app.add_option("-b,--batch-size", options.batch_tokens, "tokens per forward pass")->check(CLI::Range(1, 1 << 16));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
-    app.add_option("--save-logits", save_path, "write the top log-probabilities of this run (a reference) to FILE");
+    app.add_option("--save-logits", save_path, "write this run's log-probabilities (a reference) to FILE, see --save-format");
+    std::string save_format = "tessera";
+    app.add_option("--save-format", save_format,
+                   "--save-logits layout: tessera (top-k) or llama (every log-probability, llama.cpp's "
+                   "--kl-divergence-base file, which llama-perplexity --kl-divergence reads)")
+        ->check(CLI::IsMember({"tessera", "llama"}));
     app.add_option("--save-top-k", top_k, "tokens per position in --save-logits")
         ->check(CLI::Range(1, static_cast<int>(ReferenceLogits::kMaxTopK)));
-    app.add_option("--kl-divergence", kl_path, "compare against a --save-logits FILE of the same text");
+    app.add_option("--kl-divergence", kl_path,
+                   "compare against a --save-logits FILE, or llama.cpp's --kl-divergence-base FILE, of the same text");
     add_kv_type_flags(app, options.kv_types);
     if (auto code = parse_args(app, argc, argv)) return *code;
 
@@ -69,7 +86,31 @@ int cmd_perplexity(int argc, char** argv) {
     const auto n_vocab = static_cast<uint32_t>((*model)->config().n_vocab);
 
     std::optional<ReferenceLogits> reference;
-    if (!kl_path.empty()) {
+    std::optional<LlamaKldFile> llama_reference;
+    if (!kl_path.empty() && starts_like_llama_kld(kl_path)) {
+        auto opened = LlamaKldFile::open(kl_path);
+        if (!opened) return fail(opened.error());
+        if (opened->n_vocab() != n_vocab) {
+            return fail(kl_path + " has a vocabulary of " + std::to_string(opened->n_vocab()) + ", the model " +
+                        std::to_string(n_vocab));
+        }
+        // A prefix of the file's chunks may be scored (a quicker run; llama.cpp
+        // prints its running figures chunk by chunk, so they compare).
+        if (opened->n_ctx() != static_cast<uint32_t>(options.n_ctx) || opened->n_chunk() < static_cast<uint32_t>(n_chunks)) {
+            return fail(kl_path + " holds " + std::to_string(opened->n_chunk()) + " chunks of " +
+                        std::to_string(opened->n_ctx()) + " tokens; run with -c " + std::to_string(opened->n_ctx()) +
+                        " and at most --chunks " + std::to_string(opened->n_chunk()));
+        }
+        if (opened->n_chunk() > static_cast<uint32_t>(n_chunks)) {
+            std::fprintf(stderr, "comparing the first %d of the reference's %u chunks\n", n_chunks, opened->n_chunk());
+        }
+        const size_t n_scored = static_cast<size_t>(n_chunks) * static_cast<size_t>(options.n_ctx);
+        const auto scored = std::span(tokens).first(n_scored);
+        if (!std::equal(scored.begin(), scored.end(), opened->tokens().begin())) {
+            return fail(kl_path + " was made from other tokens (another text, or another tokenization of it)");
+        }
+        llama_reference = std::move(opened.value());
+    } else if (!kl_path.empty()) {
         auto loaded = ReferenceLogits::load(kl_path);
         if (!loaded) return fail(loaded.error());
         if (loaded->n_vocab() != n_vocab || loaded->text_hash() != hash || loaded->n_positions() != n_positions) {
@@ -78,29 +119,43 @@ int cmd_perplexity(int argc, char** argv) {
         reference = std::move(loaded.value());
     }
     std::optional<ReferenceLogits> saved;
-    if (!save_path.empty()) {
+    std::optional<LlamaKldWriter> llama_saved;
+    if (!save_path.empty() && save_format == "llama") {
+        auto created = LlamaKldWriter::create(save_path, static_cast<uint32_t>(options.n_ctx), n_vocab,
+                                              std::span(tokens).first(static_cast<size_t>(n_chunks) * options.n_ctx));
+        if (!created) return fail(created.error());
+        llama_saved = std::move(created.value());
+    } else if (!save_path.empty()) {
         saved.emplace(n_vocab, static_cast<uint32_t>(options.n_ctx), static_cast<uint32_t>(std::min<int>(top_k, static_cast<int>(n_vocab))),
                       n_positions, hash);
     }
 
     std::fprintf(stderr, "%zu tokens; %d chunks of %d, %d per pass\n", tokens.size(), n_chunks, options.n_ctx,
                  std::min(options.n_parallel, n_chunks));
-    PerplexityAccumulator ppl, ref_ppl;
-    std::vector<double> kl;
-    int64_t top1_same = 0;
+    PerplexityAccumulator ppl;
+    ReferenceComparison compared;
+    std::vector<float> reference_row;
+    Status io_status;  // the first failed read or write of a full-vocabulary file
     ThreadPool pool(threads);
     const int first = options.n_ctx / 2;
     Status st = score_chunks(
         **model, tokens, options, pool,
         [&](const ScoredPosition& p) {
             const RowSummary row = summarize_row(p.logits);
-            ppl.add(row.log_sum_exp - p.logits[static_cast<size_t>(p.next_token)]);
+            const double nll = row.log_sum_exp - p.logits[static_cast<size_t>(p.next_token)];
+            ppl.add(nll);
             const uint64_t index = static_cast<uint64_t>(p.chunk) * per_chunk + static_cast<uint64_t>(p.position - first);
             if (saved) saved->set(index, p.logits, p.next_token, row.log_sum_exp);
+            if (llama_saved && io_status.ok()) io_status = llama_saved->write_row(index, p.logits);
             if (reference) {
-                kl.push_back(kl_from_top(reference->top(index), p.logits, row));
-                top1_same += reference->top(index)[0].first == row.argmax;
-                ref_ppl.add(reference->nll(index));
+                compared.add(kl_from_top(reference->top(index), p.logits, row), reference->top(index)[0].first == row.argmax,
+                             nll, reference->nll(index));
+            }
+            if (llama_reference && io_status.ok()) {
+                io_status = llama_reference->read_row(index, reference_row);
+                if (!io_status.ok()) return;
+                compared.add(kl_full(reference_row, p.logits, row), argmax(reference_row) == row.argmax, nll,
+                             -reference_row[static_cast<size_t>(p.next_token)]);
             }
         },
         [&](int chunk) {
@@ -110,17 +165,29 @@ int cmd_perplexity(int argc, char** argv) {
     if (!st.ok()) return fail(st.message());
     std::printf("perplexity: %.4f +/- %.4f (%lld tokens scored, %d chunks of %d)\n", ppl.perplexity(),
                 ppl.perplexity_error(), static_cast<long long>(ppl.count()), n_chunks, options.n_ctx);
-    if (reference) {
-        const KlSummary s = summarize_kl(kl);
-        std::printf("reference perplexity: %.4f; delta: %+.4f\n", ref_ppl.perplexity(),
-                    ppl.perplexity() - ref_ppl.perplexity());
-        std::printf("KL divergence: mean %.6f, median %.6f, p99 %.6f, max %.6f (top-%u)\n", s.mean, s.median, s.p99,
-                    s.max, reference->top_k());
-        std::printf("top-1 agreement: %.2f%%\n", 100.0 * static_cast<double>(top1_same) / static_cast<double>(kl.size()));
+    if (!io_status.ok()) return fail(io_status.message());
+    if (compared.count() > 0) {
+        const KlSummary s = compared.kl();
+        const double ref_ppl = compared.reference_perplexity().perplexity();
+        const std::string over = reference ? "top-" + std::to_string(reference->top_k()) : "full vocabulary";
+        const auto pct = [](Estimate e) { return std::make_pair(100.0 * e.value, 100.0 * e.error); };
+        std::printf("reference perplexity: %.4f; delta: %+.4f\n", ref_ppl, ppl.perplexity() - ref_ppl);
+        // %g: an engine against its own reference can sit below 1e-6.
+        std::printf("KL divergence: mean %.6g +/- %.3g, median %.6g, p99 %.6g, max %.6g (%s)\n", compared.kl_mean().value,
+                    compared.kl_mean().error, s.median, s.p99, s.max, over.c_str());
+        const auto [top, top_err] = pct(compared.same_top());
+        std::printf("top-1 agreement: %.3f +/- %.3f%%\n", top, top_err);
+        const auto [dp, dp_err] = pct(compared.p_diff_mean());
+        const auto [rms, rms_err] = pct(compared.p_diff_rms());
+        std::printf("true-token probability change: mean %.3f +/- %.3f%%, RMS %.3f +/- %.3f%%\n", dp, dp_err, rms, rms_err);
     }
     if (saved) {
         if (Status s = saved->save(save_path); !s.ok()) return fail(s.message());
         std::fprintf(stderr, "saved the top-%u log-probabilities of %llu positions to %s\n", saved->top_k(),
+                     static_cast<unsigned long long>(n_positions), save_path.c_str());
+    }
+    if (llama_saved) {
+        std::fprintf(stderr, "saved every log-probability of %llu positions to %s (llama.cpp's layout)\n",
                      static_cast<unsigned long long>(n_positions), save_path.c_str());
     }
     return 0;
