@@ -56,12 +56,22 @@ private:
         std::vector<uint64_t> uncertain;  // by index into vocab.sorted()
     };
     const Position& position(uint32_t pos);
+    // A new table for `pos`, derived from a place before it in its
+    // repetition where one is near enough.
+    std::shared_ptr<const Position> build_place(uint32_t pos);
     std::shared_ptr<const Position> find(uint32_t pos) const;
-    Position build(uint32_t pos) const;
+    // The table of `pos`; with a base (the table of a place that differs
+    // from `pos` only for tokens of min_len bytes or more), only those
+    // tokens are walked and the rest copied.
+    Position build(uint32_t pos, const Position* base, size_t min_len) const;
 
     std::shared_ptr<const Grammar> grammar_;
     const TokenVocabulary* vocab_;
     size_t max_token_bytes_ = 0;
+    std::vector<uint16_t> lengths_;  // token bytes, by index into vocab.sorted()
+    // Grammar::shorter() inverted: a place, the one a repetition before it
+    // and the remaining repetitions there.
+    std::unordered_map<uint32_t, Grammar::ShorterPosition> longer_;
     mutable std::mutex mu_;
     std::unordered_map<uint32_t, std::shared_ptr<const Position>> positions_;
 };

@@ -84,7 +84,8 @@ TokenVocabulary synthetic_vocabulary() {
             for (char c : std::string("\"a1 ,}b)")) tokens.push_back(std::string{a, b, c});
         }
     }
-    for (const char* t : {"\"name\":", "true,", "abcabc", "(((", ")))!", "12+34", "aaaa.", "ccccb", "abab!xy"}) {
+    for (const char* t : {"\"name\":", "true,", "abcabc", "(((", ")))!", "12+34", "aaaa.", "ccccb", "abab!xy", "(abab",
+                          "\\nab\\t", "ab ab)!", "\xC3\xA9\xC3\xA9" "a"}) {
         tokens.emplace_back(t);
     }
     return TokenVocabulary(std::move(tokens), {0});
@@ -135,6 +136,25 @@ TEST(GrammarMaskTables, LongRepetitionsShareTables) {
     }
 }
 
+
+TEST(GrammarMaskTables, TablesNearARepetitionsEndAreDerived) {
+    // Near its end a repetition's places differ only for long tokens, which
+    // are walked again; elements of one to three bytes ("ab", an escape,
+    // "é") make a token's length and its element count differ.
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto g = compile_gbnf("root ::= \"(\" (\"a\" | \"ab\" | \"\\\\\" [nt] | \"\xC3\xA9\" | \" \"){3,9} \")\" \"!\"?\n");
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->shorter().empty());
+    TokenMaskTables tables(g, vocab);
+    tables.build_all();
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(g, vocab, tables, 20, seed, "seed " + std::to_string(seed));
+    }
+    TokenMaskTables lazy(g, vocab);
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(g, vocab, lazy, 20, seed + 100, "lazy seed " + std::to_string(seed));
+    }
+}
 TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
     // From the position after "a" in `root ::= "a" "b" x`, context unknown:
     // "b" then x, and the alternative ends after each of x's repetitions.
