@@ -33,7 +33,8 @@ public:
 
     // Builds every position's table now (what xgrammar does at compile
     // time), so no later mask pays for one. Costs about one full vocabulary
-    // walk per position that can start a kernel item. Stops once `deadline`
+    // walk per position that can start a kernel item, outside bounded
+    // repetitions (inside, a few walks per repetition). Stops once `deadline`
     // has passed (checked between positions, so it overshoots by at most one
     // table's build), leaving the rest to be built lazily; true when every
     // table was built.
