@@ -155,6 +155,22 @@ TEST(GrammarMaskTables, TablesNearARepetitionsEndAreDerived) {
         compare_walk(g, vocab, lazy, 20, seed + 100, "lazy seed " + std::to_string(seed));
     }
 }
+TEST(GrammarMaskTables, EqualBoundedRepetitionsShareOneRule) {
+    // The same bounded repetition in two contexts (different bytes after
+    // it) is one rule, so one chain of tables; masks stay exact, though its
+    // FOLLOW set now holds both contexts' bytes.
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto one = compile_gbnf("root ::= \"(\" [a-c ]{0,12} \")\"\n");
+    const auto two = compile_gbnf("root ::= \"(\" [a-c ]{0,12} \")\" | \"[\" [a-c ]{0,12} \"]!\" [a-c ]{0,11}\n");
+    ASSERT_NE(one, nullptr);
+    ASSERT_NE(two, nullptr);
+    EXPECT_EQ(two->n_rules(), one->n_rules() + 12);  // only {0,11}: its rule and 11 tails
+    TokenMaskTables tables(two, vocab);
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(two, vocab, tables, 20, seed, "seed " + std::to_string(seed));
+    }
+}
+
 TEST(GrammarMaskTables, PositionMatcherEndsWithItsAlternative) {
     // From the position after "a" in `root ::= "a" "b" x`, context unknown:
     // "b" then x, and the alternative ends after each of x's repetitions.
