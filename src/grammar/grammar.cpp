@@ -143,7 +143,17 @@ Expected<GrammarSymbol> GrammarBuilder::repeat(GrammarSymbol sym, uint32_t min, 
     if (bound > limits_.max_repetition || min > max) {
         return Status::error("repetition bound out of range (at most " + std::to_string(limits_.max_repetition) + ")");
     }
+    // The same bounded repetition of the same element is one rule wherever
+    // it occurs (two strings of one maxLength), so its chain of places gets
+    // one set of token tables. Unbounded ones stay apart: their rule's
+    // FOLLOW set, which sharing would widen, decides which tokens a mask
+    // must walk.
+    const std::array<uint32_t, 4> key{static_cast<uint32_t>(sym.kind), sym.index, min, max};
+    if (max != kUnbounded) {
+        if (auto it = repeats_.find(key); it != repeats_.end()) return ref(it->second);
+    }
     const uint32_t r = new_rule("repeat");
+    if (max != kUnbounded) repeats_.emplace(key, r);
     const auto alt_index = static_cast<uint32_t>(alts_[r].size());
     std::vector<GrammarSymbol> head(min, sym);
     // After i of the head's elements, min - i remain.

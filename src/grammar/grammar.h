@@ -156,6 +156,7 @@ private:
         uint32_t rule, alt, index, shorter_rule, shorter_alt, shorter_index, remaining;
     };
     std::vector<Shorter> shorter_;
+    std::map<std::array<uint32_t, 4>, uint32_t> repeats_;  // bounded repetitions by (element, min, max)
     size_t n_symbols_ = 0;
 };
 

@@ -23,12 +23,17 @@ namespace tessera {
 namespace {
 
 void set_bit(std::vector<uint64_t>& bits, size_t i) { bits[i >> 6] |= uint64_t{1} << (i & 63); }
+void clear_bit(std::vector<uint64_t>& bits, size_t i) { bits[i >> 6] &= ~(uint64_t{1} << (i & 63)); }
 
 }  // namespace
 
 TokenMaskTables::TokenMaskTables(std::shared_ptr<const Grammar> grammar, const TokenVocabulary& vocab)
     : grammar_(std::move(grammar)), vocab_(&vocab) {
-    for (int32_t id : vocab.sorted()) max_token_bytes_ = std::max(max_token_bytes_, vocab.bytes(id).size());
+    for (int32_t id : vocab.sorted()) {
+        lengths_.push_back(static_cast<uint16_t>(vocab.bytes(id).size()));
+        max_token_bytes_ = std::max(max_token_bytes_, vocab.bytes(id).size());
+    }
+    for (const auto& [pos, shorter] : grammar_->shorter()) longer_[shorter.pos] = {pos, shorter.remaining};
 }
 
 size_t TokenMaskTables::n_built() const {
@@ -61,13 +66,23 @@ std::shared_ptr<const TokenMaskTables::Position> TokenMaskTables::find(uint32_t 
     return it == positions_.end() ? nullptr : it->second;
 }
 
-TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
+TokenMaskTables::Position TokenMaskTables::build(uint32_t pos, const Position* base, size_t min_len) const {
     const TokenVocabulary& vocab = *vocab_;
     const auto& sorted = vocab.sorted();
     const auto& lcp = vocab.shared_prefix();
     Position p;
-    p.accepted.assign((static_cast<size_t>(vocab.n_tokens()) + 63) / 64, 0);
-    p.uncertain.assign((sorted.size() + 63) / 64, 0);
+    if (base != nullptr) {
+        // Tokens shorter than min_len keep the base's classes; the rest are walked.
+        p = *base;
+        for (size_t i = 0; i < sorted.size(); ++i) {
+            if (lengths_[i] < min_len) continue;
+            clear_bit(p.accepted, static_cast<size_t>(sorted[i]));
+            clear_bit(p.uncertain, i);
+        }
+    } else {
+        p.accepted.assign((static_cast<size_t>(vocab.n_tokens()) + 63) / 64, 0);
+        p.uncertain.assign((sorted.size() + 63) / 64, 0);
+    }
     GrammarMatcher m(grammar_, pos);
     // The alternative's end leads to its rule's context, whose first byte is
     // in the rule's FOLLOW set: a token ending it at byte e is uncertain only
@@ -79,22 +94,29 @@ TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
     // with a FOLLOW byte next; accepting[d]: it ended after exactly d.
     std::vector<uint8_t> open{0}, accepting{0};
     size_t depth = 0;
+    size_t shared = 0;  // bytes token i shares with the last token walked
     size_t i = 0;
     while (i < sorted.size()) {
-        if (depth > lcp[i]) {
-            m.rollback(depth - lcp[i]);
-            depth = lcp[i];
+        shared = std::min<size_t>(shared, lcp[i]);
+        if (lengths_[i] < min_len) {
+            ++i;
+            continue;
+        }
+        const std::string& bytes = vocab.bytes(sorted[i]);
+        if (depth > shared) {
+            m.rollback(depth - shared);
+            depth = shared;
             open.resize(depth + 1);
             accepting.resize(depth + 1);
         }
         // As in compute_token_mask: the last byte is looked up, not fed.
-        const std::string& bytes = vocab.bytes(sorted[i]);
         const size_t last = bytes.size() - 1;
         while (depth < last && m.advance(static_cast<uint8_t>(bytes[depth]))) {
             open.push_back(open.back() | static_cast<uint8_t>(accepting.back() && follow.has(static_cast<uint8_t>(bytes[depth]))));
             accepting.push_back(m.accepting() ? 1 : 0);
             ++depth;
         }
+        shared = SIZE_MAX;
         if (depth == last && m.allowed_bytes().has(static_cast<uint8_t>(bytes[last]))) {
             set_bit(p.accepted, static_cast<size_t>(sorted[i]));
             ++i;
@@ -104,11 +126,37 @@ TokenMaskTables::Position TokenMaskTables::build(uint32_t pos) const {
         // bytes[0..depth], and all of them are uncertain or none.
         const bool uncertain = open[depth] || (accepting[depth] && follow.has(static_cast<uint8_t>(bytes[depth])));
         do {
-            if (uncertain) set_bit(p.uncertain, i);
+            if (uncertain && lengths_[i] >= min_len) set_bit(p.uncertain, i);
             ++i;
         } while (i < sorted.size() && lcp[i] > depth);
     }
     return p;
+}
+
+std::shared_ptr<const TokenMaskTables::Position> TokenMaskTables::build_place(uint32_t pos) {
+    // Nearer a repetition's end, a place and the one a repetition further
+    // on (`remaining` n at the first) differ only for tokens of n - 1 bytes
+    // or more. Along the chain n falls, so a place agrees with each place
+    // before it on the tokens shorter than the bound of the link into it:
+    // its table is the nearest built one before it (or the first place of
+    // the chain, or the one where sharing begins, walked in full) with the
+    // long tokens walked again.
+    size_t min_len = 0;
+    uint32_t base_pos = pos;
+    std::shared_ptr<const Position> base;
+    for (auto it = longer_.find(base_pos); it != longer_.end() && it->second.remaining - 1 <= max_token_bytes_;
+         it = longer_.find(base_pos)) {
+        if (base_pos == pos) min_len = it->second.remaining - 1;
+        base_pos = it->second.pos;
+        if ((base = find(base_pos))) break;
+    }
+    if (base_pos == pos) return std::make_shared<const Position>(build(pos, nullptr, 0));
+    if (!base) {
+        base = std::make_shared<const Position>(build(base_pos, nullptr, 0));
+        std::lock_guard<std::mutex> lock(mu_);
+        base = positions_.emplace(base_pos, base).first->second;
+    }
+    return std::make_shared<const Position>(build(pos, base.get(), min_len));
 }
 
 const TokenMaskTables::Position& TokenMaskTables::position(uint32_t pos) {
@@ -123,8 +171,8 @@ const TokenMaskTables::Position& TokenMaskTables::position(uint32_t pos) {
         canonical = it->second.pos;
         if ((table = find(canonical))) break;
     }
-    // Built unlocked (tens of milliseconds); a racing thread's copy is dropped.
-    if (!table) table = std::make_shared<const Position>(build(canonical));
+    // Built unlocked (up to tens of milliseconds); a racing thread's copy is dropped.
+    if (!table) table = build_place(canonical);
     std::lock_guard<std::mutex> lock(mu_);
     table = positions_.emplace(canonical, table).first->second;
     return *positions_.emplace(pos, table).first->second;

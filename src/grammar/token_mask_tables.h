@@ -33,7 +33,8 @@ public:
 
     // Builds every position's table now (what xgrammar does at compile
     // time), so no later mask pays for one. Costs about one full vocabulary
-    // walk per position that can start a kernel item. Stops once `deadline`
+    // walk per position that can start a kernel item, outside bounded
+    // repetitions (inside, a few walks per repetition). Stops once `deadline`
     // has passed (checked between positions, so it overshoots by at most one
     // table's build), leaving the rest to be built lazily; true when every
     // table was built.
@@ -56,12 +57,22 @@ private:
         std::vector<uint64_t> uncertain;  // by index into vocab.sorted()
     };
     const Position& position(uint32_t pos);
+    // A new table for `pos`, derived from a place before it in its
+    // repetition where one is near enough.
+    std::shared_ptr<const Position> build_place(uint32_t pos);
     std::shared_ptr<const Position> find(uint32_t pos) const;
-    Position build(uint32_t pos) const;
+    // The table of `pos`; with a base (the table of a place that differs
+    // from `pos` only for tokens of min_len bytes or more), only those
+    // tokens are walked and the rest copied.
+    Position build(uint32_t pos, const Position* base, size_t min_len) const;
 
     std::shared_ptr<const Grammar> grammar_;
     const TokenVocabulary* vocab_;
     size_t max_token_bytes_ = 0;
+    std::vector<uint16_t> lengths_;  // token bytes, by index into vocab.sorted()
+    // Grammar::shorter() inverted: a place, the one a repetition before it
+    // and the remaining repetitions there.
+    std::unordered_map<uint32_t, Grammar::ShorterPosition> longer_;
     mutable std::mutex mu_;
     std::unordered_map<uint32_t, std::shared_ptr<const Position>> positions_;
 };

@@ -84,7 +84,8 @@ TokenVocabulary synthetic_vocabulary() {
             for (char c : std::string("\"a1 ,}b)")) tokens.push_back(std::string{a, b, c});
         }
     }
-    for (const char* t : {"\"name\":", "true,", "abcabc", "(((", ")))!", "12+34", "aaaa.", "ccccb", "abab!xy"}) {
+    for (const char* t : {"\"name\":", "true,", "abcabc", "(((", ")))!", "12+34", "aaaa.", "ccccb", "abab!xy", "(abab",
+                          "\\nab\\t", "ab ab)!", "\xC3\xA9\xC3\xA9" "a"}) {
         tokens.emplace_back(t);
     }
     return TokenVocabulary(std::move(tokens), {0});
@@ -132,6 +133,41 @@ TEST(GrammarMaskTables, LongRepetitionsShareTables) {
     TokenMaskTables lazy(g, vocab);
     for (uint32_t seed = 0; seed < 8; ++seed) {
         compare_walk(g, vocab, lazy, 60, seed + 100, "lazy seed " + std::to_string(seed));
+    }
+}
+
+
+TEST(GrammarMaskTables, TablesNearARepetitionsEndAreDerived) {
+    // Near its end a repetition's places differ only for long tokens, which
+    // are walked again; elements of one to three bytes ("ab", an escape,
+    // "é") make a token's length and its element count differ.
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto g = compile_gbnf("root ::= \"(\" (\"a\" | \"ab\" | \"\\\\\" [nt] | \"\xC3\xA9\" | \" \"){3,9} \")\" \"!\"?\n");
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->shorter().empty());
+    TokenMaskTables tables(g, vocab);
+    tables.build_all();
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(g, vocab, tables, 20, seed, "seed " + std::to_string(seed));
+    }
+    TokenMaskTables lazy(g, vocab);
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(g, vocab, lazy, 20, seed + 100, "lazy seed " + std::to_string(seed));
+    }
+}
+TEST(GrammarMaskTables, EqualBoundedRepetitionsShareOneRule) {
+    // The same bounded repetition in two contexts (different bytes after
+    // it) is one rule, so one chain of tables; masks stay exact, though its
+    // FOLLOW set now holds both contexts' bytes.
+    const TokenVocabulary vocab = synthetic_vocabulary();
+    const auto one = compile_gbnf("root ::= \"(\" [a-c ]{0,12} \")\"\n");
+    const auto two = compile_gbnf("root ::= \"(\" [a-c ]{0,12} \")\" | \"[\" [a-c ]{0,12} \"]!\" [a-c ]{0,11}\n");
+    ASSERT_NE(one, nullptr);
+    ASSERT_NE(two, nullptr);
+    EXPECT_EQ(two->n_rules(), one->n_rules() + 12);  // only {0,11}: its rule and 11 tails
+    TokenMaskTables tables(two, vocab);
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+        compare_walk(two, vocab, tables, 20, seed, "seed " + std::to_string(seed));
     }
 }
 
