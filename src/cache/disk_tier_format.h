@@ -14,7 +14,9 @@
 
 namespace tessera {
 
-inline constexpr uint32_t kTierFormatVersion = 1;
+// 2: Q8_0 K/V blocks hold Hadamard-rotated rows (kernels/kv_rotation.h), so
+// version 1 files' blocks would be read wrongly.
+inline constexpr uint32_t kTierFormatVersion = 2;
 inline constexpr uint64_t kTierHeaderBytes = 4096;
 inline constexpr uint64_t kRecordHeaderBytes = 64;
 inline constexpr uint64_t kTierAlign = 4096;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/activations.h"
+#include "kernels/kv_rotation.h"
 #include "kernels/rmsnorm.h"
 #include "tensor/quant.h"
 
@@ -83,6 +84,11 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
                 const float temp = 1.0f + c.attn_temp_scale * std::log1p(static_cast<float>(pos / c.attn_temp_length));
                 for (int64_t i = 0; i < c.q_dim(); ++i) q[i] *= temp;
             }
+            if (const int r = p.cache.k_rotation()) {  // scores unchanged, K quantizes better
+                hadamard_blocks(q, c.q_dim(), r);
+                hadamard_blocks(k, c.kv_dim(), r);
+            }
+            if (const int r = p.cache.v_rotation()) hadamard_blocks(v, c.kv_dim(), r);
             const int32_t* table = p.batch.seqs[p.batch.seq_of[t]].block_table;
             // Tokens write distinct slots (distinct bytes of a shared K block).
             const int64_t slot = table[pos / bs] + pos % bs;
@@ -102,6 +108,11 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     }
     attention_batch(shape, p.cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), p.pool,
                     ws.attn_scratch, best_simd_level());
+    if (const int r = p.cache.v_rotation()) {  // V was stored rotated: rotate the output back
+        for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
+            hadamard_blocks(ws.attn.data() + begin * c.q_dim(), (end - begin) * c.q_dim(), r);
+        });
+    }
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), p.pool, ws.scratch);
     if (w.bo) {
         for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {

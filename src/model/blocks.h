@@ -24,7 +24,9 @@ void add_residual(ForwardPass& p);
 // over the whole projections with config.qk_norm_full),
 // RoPE `rope` with `angles` (its table for each batch token; no RoPE when
 // rope is null: smollm3's nope layers), the query temperature of
-// config.attn_temp_scale, K/V appended to the cache, causal attention (the
+// config.attn_temp_scale, K/V appended to the cache (q, K and V Hadamard-
+// rotated first where the cache's types ask for it, the output rotated back:
+// kernels/kv_rotation.h), causal attention (the
 // last `window` positions only when window > 0, logits soft-capped by
 // config.attn_softcap; the layer's attention sinks when it has them), output
 // projection (+ bias when the layer has one: gpt-oss) into ws.proj.

@@ -9,7 +9,8 @@ namespace tessera {
 
 KvCache::KvCache(int n_layer, int n_head_kv, int head_dim, int n_blocks, int block_size, KvTypes types)
     : n_layer_(n_layer), kv_dim_(n_head_kv * head_dim), n_blocks_(n_blocks), block_size_(block_size),
-      types_(types), convert_k_(find_convert_row(types.k)), convert_v_(find_convert_row(types.v)),
+      types_(types), k_rotation_(k_rotation_size(types.k, head_dim)), v_rotation_(v_rotation_size(types.v, head_dim)),
+      convert_k_(find_convert_row(types.k)), convert_v_(find_convert_row(types.v)),
       k_row_bytes_(kv_row_bytes(types.k, kv_dim_)), v_row_bytes_(kv_row_bytes(types.v, kv_dim_)),
       blocks_(n_blocks) {
     TS_CHECK(n_layer > 0 && n_head_kv > 0 && head_dim > 0 && n_blocks > 0 && block_size > 0);

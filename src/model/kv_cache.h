@@ -20,6 +20,7 @@
 #include "core/zero_pages.h"
 #include "kernels/attention.h"
 #include "kernels/convert_row.h"
+#include "kernels/kv_rotation.h"
 #include "tensor/kv_type.h"
 
 namespace tessera {
@@ -39,6 +40,11 @@ public:
     // Slots of a half block; 0 when block_size is odd (no halves then).
     int half_block() const { return block_size_ % 2 == 0 ? block_size_ / 2 : 0; }
     KvTypes types() const { return types_; }
+    // Hadamard rotation block sizes of K (with q) and V (with the attention
+    // output), 0 for none: rows are stored rotated when the type is
+    // quantized (kernels/kv_rotation.h); the attention block rotates.
+    int k_rotation() const { return k_rotation_; }
+    int v_rotation() const { return v_rotation_; }
 
     // Converts one token's K and V rows ([kv_dim] floats each) into the
     // storage types at `slot` (block * block_size + offset) of `layer`; the
@@ -76,6 +82,7 @@ private:
 
     int n_layer_, kv_dim_, n_blocks_, block_size_;
     KvTypes types_;
+    int k_rotation_, v_rotation_;
     ConvertRowFn convert_k_, convert_v_;  // F32 -> storage type, chosen once for this CPU
     int64_t k_row_bytes_, v_row_bytes_;  // one slot: kv_dim elements
     // Page-aligned (so the attention kernels' 64-byte loads never straddle
