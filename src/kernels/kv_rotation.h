@@ -8,7 +8,7 @@
 // stored rotated too: attention's output is then H times the true output,
 // and H is its own inverse, so rotating the output again undoes it.
 // llama.cpp does the same for its quantized K/V types; measured costs:
-// docs/BENCHMARKS.md ("KV cache types").
+// docs/BENCHMARKS.md ("Quality: perplexity and KL divergence", KV types).
 #pragma once
 
 #include <cstdint>
