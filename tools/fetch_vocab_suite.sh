@@ -20,7 +20,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "fetch_vocab_suite: downloading llama-cpp-python $VERSION sdist from PyPI (about 77 MB)" >&2
 PYTHON=${PYTHON:-python3}
-"$PYTHON" -m pip download --progress-bar on --disable-pip-version-check --no-deps --no-binary :all: \
+# --no-binary names the package alone: with :all:, pip also built the sdist's
+# build dependencies from source to read its metadata (minutes of CI time).
+"$PYTHON" -m pip download --progress-bar on --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
   "llama-cpp-python==$VERSION" -d "$tmp" >&2
 tarball="$tmp/llama_cpp_python-$VERSION.tar.gz"
 if [ ! -f "$tarball" ]; then
