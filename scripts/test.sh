@@ -52,7 +52,7 @@ if [ ${#fuzz_pkgs[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${fuzz_pkgs[@]}" >/dev/null
 fi
-fuzz_targets=(gguf tokenizer template openai_request grammar reference_logits llama_kld tool_calls model_spec kv_disk_tier key_file)
+fuzz_targets=(gguf tokenizer template openai_request grammar reference_logits llama_kld tool_calls model_spec kv_disk_tier key_file imatrix)
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" -DTESSERA_FUZZ=ON -DTESSERA_TESTS=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${fuzz_targets[@]/#/fuzz_}" >/dev/null

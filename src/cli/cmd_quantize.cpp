@@ -23,6 +23,9 @@ int cmd_quantize(int argc, char** argv) {
     app.add_option("type", type, "quantization type")->required();
     app.add_flag("--allow-requantize", options.allow_requantize,
                  "convert weights that are already quantized (compounds both roundings)");
+    app.add_option("--imatrix", options.imatrix_path,
+                   "importance matrix (tessera imatrix, or llama-imatrix's GGUF file): weights each element's "
+                   "rounding error by how large its column's inputs run");
     app.add_option("-t,--threads", threads, "threads")->check(CLI::Range(1, 1024));
     if (auto code = parse_args(app, argc, argv)) return *code;
     options.mix = type;
@@ -31,6 +34,18 @@ int cmd_quantize(int argc, char** argv) {
         return 2;
     }
 
+    Imatrix imatrix;
+    if (!options.imatrix_path.empty()) {
+        auto read = read_imatrix(options.imatrix_path);
+        if (!read.ok()) {
+            std::fprintf(stderr, "tessera quantize: %s\n", read.error().c_str());
+            return 1;
+        }
+        imatrix = std::move(read.value());
+        options.imatrix = &imatrix;
+        std::fprintf(stderr, "importance matrix: %zu tensors, %u chunks of %u tokens\n", imatrix.tensors.size(),
+                     imatrix.chunk_count, imatrix.chunk_size);
+    }
     ThreadPool pool(threads);
     auto summary = quantize_model(in_path, out_path, options, pool, [](const QuantizeProgress& p) {
         std::fprintf(stderr, "[%zu/%zu] %-36s %s -> %s\n", p.index + 1, p.count, p.name->c_str(),
@@ -41,8 +56,9 @@ int cmd_quantize(int argc, char** argv) {
         std::fprintf(stderr, "tessera quantize: %s\n", summary.error().c_str());
         return 1;
     }
-    std::fprintf(stderr, "wrote %s: %zu tensors converted, %zu copied; weights %.1f MiB -> %.1f MiB\n",
-                 out_path.c_str(), summary->tensors_converted, summary->tensors_copied,
+    std::fprintf(stderr, "wrote %s: %zu tensors converted (%zu weighted by the importance matrix), %zu copied; "
+                 "weights %.1f MiB -> %.1f MiB\n",
+                 out_path.c_str(), summary->tensors_converted, summary->tensors_weighted, summary->tensors_copied,
                  static_cast<double>(summary->bytes_in) / (1 << 20), static_cast<double>(summary->bytes_out) / (1 << 20));
     return 0;
 }

@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"logits", tessera::cmd_logits, "print the logits of a token sequence (testing)"},
     {"bench", tessera::cmd_bench, "measure prompt, decode and batched-decode speed"},
     {"perplexity", tessera::cmd_perplexity, "perplexity / KL divergence of a model over a text"},
+    {"imatrix", tessera::cmd_imatrix, "importance matrix of a model over a calibration text (quantize --imatrix)"},
     {"quantize", tessera::cmd_quantize, "write a copy of a model with quantized weights"},
 };
 

@@ -47,6 +47,7 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     const LayerWeights& w = p.weights.layers[layer];
     ForwardWorkspace& ws = p.ws;
     const int64_t n = p.n;
+    for (const WeightMatrix* m : {&w.wq, &w.wk, &w.wv}) record_input(p.activation_stats, *m, ws.h.data(), n);
     if (can_group(w.wq, w.wk) && can_group(w.wq, w.wv)) {
         const MatmulOut qkv[] = {{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}};
         matmul_group(qkv, ws.h.data(), n, p.pool, ws.scratch);
@@ -113,6 +114,7 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
             hadamard_blocks(ws.attn.data() + begin * c.q_dim(), (end - begin) * c.q_dim(), r);
         });
     }
+    record_input(p.activation_stats, w.wo, ws.attn.data(), n);
     matmul(w.wo, ws.attn.data(), n, ws.proj.data(), p.pool, ws.scratch);
     if (w.bo) {
         for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
@@ -125,6 +127,8 @@ void gated_ffn_block(ForwardPass& p, int layer, GateActivation act) {
     const LayerWeights& w = p.weights.layers[layer];
     ForwardWorkspace& ws = p.ws;
     const int64_t n = p.n, n_ff = p.c.n_ff;
+    record_input(p.activation_stats, w.w_gate, ws.h.data(), n);
+    record_input(p.activation_stats, w.w_up, ws.h.data(), n);
     if (can_group(w.w_gate, w.w_up)) {
         const MatmulOut gate_up[] = {{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}};
         matmul_group(gate_up, ws.h.data(), n, p.pool, ws.scratch);
@@ -141,6 +145,7 @@ void gated_ffn_block(ForwardPass& p, int layer, GateActivation act) {
             geglu_inplace(gate, up, (end - begin) * n_ff);
         }
     });
+    record_input(p.activation_stats, w.w_down, ws.gate.data(), n);
     matmul(w.w_down, ws.gate.data(), n, ws.proj.data(), p.pool, ws.scratch);
 }
 

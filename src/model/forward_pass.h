@@ -10,6 +10,7 @@
 #include "core/thread_pool.h"
 #include "kernels/attention.h"
 #include "kernels/rope.h"
+#include "model/activation_stats.h"
 #include "model/batch.h"
 #include "model/kv_cache.h"
 #include "model/model_config.h"
@@ -96,6 +97,13 @@ struct ForwardPass {
     ThreadPool& pool;
     int64_t n;  // batch tokens
     MoeCounters* moe_counters = nullptr;  // mixture-of-experts models only
+    ActivationStats* activation_stats = nullptr;  // set only while an importance matrix is gathered
 };
+
+// Hands x's n rows, the input of a matmul with w, to the pass's activation
+// statistics when it gathers them (`tessera imatrix`).
+inline void record_input(ActivationStats* stats, const WeightMatrix& w, const float* x, int64_t n) {
+    if (stats != nullptr) stats->record(w, x, n);
+}
 
 }  // namespace tessera

@@ -121,7 +121,7 @@ Status Model::forward_batch(const Batch& batch, KvCache& cache, std::vector<floa
     if (c.embedding_scale != 1.0f) {  // gemma: sqrt(n_embd); granite: its embedding_scale
         for (int64_t i = 0; i < n * c.n_embd; ++i) ws.x[static_cast<size_t>(i)] *= c.embedding_scale;
     }
-    ForwardPass pass{c, weights_, ws, batch, cache, pool, n, moe_counters_.get()};
+    ForwardPass pass{c, weights_, ws, batch, cache, pool, n, moe_counters_.get(), activation_stats_};
     const LayerGraph layer = layer_graph(c);
     for (int l = 0; l < c.n_layer; ++l) layer(pass, l);
     // Only rows whose logits are wanted go through the (large) output head.

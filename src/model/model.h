@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "model/activation_stats.h"
 #include "model/batch.h"
 #include "model/kv_cache.h"
 #include "model/model_config.h"
@@ -48,6 +49,9 @@ public:
     // one): safe to read from any thread while forward passes run (/metrics).
     const MoeCounters* moe_counters() const { return moe_counters_.get(); }
     MoeCounters* moe_counters() { return moe_counters_.get(); }
+    // While set (not null), forward passes add every layer matmul's input to
+    // `stats` (`tessera imatrix`); it must outlive the passes.
+    void set_activation_stats(ActivationStats* stats) { activation_stats_ = stats; }
 
     // An error once the model's file changed under its mapping: a read
     // faulted on a page the file lost (and got zeros, see core/sigbus_guard.h)
@@ -87,6 +91,7 @@ private:
     ModelWeights weights_;
     std::unique_ptr<ForwardWorkspace> ws_;
     std::unique_ptr<MoeCounters> moe_counters_;
+    ActivationStats* activation_stats_ = nullptr;
 };
 
 }  // namespace tessera

@@ -37,10 +37,12 @@ void add_row_bias(float* x, const float* bias, int64_t rows, int64_t cols) {
 }
 
 // out = down(silu(gate · x) * (up · x)) for `rows` rows of x, on `pool`
-// (with opt's biases and clamp when set).
-void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, const WeightMatrix& gate, const WeightMatrix& up,
-                const WeightMatrix& down, const float* x, int64_t rows, float* gate_buf, float* up_buf, float* out,
-                const GluOptions& opt) {
+// (with opt's biases and clamp when set); the matmuls' inputs go to `stats`.
+void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, ActivationStats* stats, const WeightMatrix& gate,
+                const WeightMatrix& up, const WeightMatrix& down, const float* x, int64_t rows, float* gate_buf,
+                float* up_buf, float* out, const GluOptions& opt) {
+    record_input(stats, gate, x, rows);
+    record_input(stats, up, x, rows);
     if (can_group(gate, up)) {
         const MatmulOut gate_up[] = {{&gate, gate_buf}, {&up, up_buf}};
         matmul_group(gate_up, x, rows, pool, scratch);
@@ -60,6 +62,7 @@ void swiglu_ffn(ThreadPool& pool, std::vector<uint8_t>& scratch, const WeightMat
             swiglu_inplace(g, u, (end - begin) * n_ff);
         }
     });
+    record_input(stats, down, gate_buf, rows);
     matmul(down, gate_buf, rows, out, pool, scratch);
     if (opt.down_bias) {
         const int64_t d = down.rows;
@@ -75,6 +78,7 @@ void route_and_group(ForwardPass& p, const ExpertWeights& m) {
     const ModelConfig& c = p.c;
     MoeWorkspace& ws = p.ws.moe;
     const int64_t n = p.n, k = c.n_expert_used;
+    record_input(p.activation_stats, m.gate_inp, p.ws.h.data(), n);
     matmul(m.gate_inp, p.ws.h.data(), n, ws.router_logits.data(), p.pool, p.ws.scratch);
     if (m.gate_inp_bias) add_row_bias(ws.router_logits.data(), m.gate_inp_bias, n, c.n_expert);
     const RouterParams router{c.n_expert, c.n_expert_used, c.expert_gating, c.expert_weights_norm, m.selection_bias};
@@ -155,7 +159,7 @@ void moe_ffn_block(ForwardPass& p, int layer) {
             opt.up_bias = m.up_bias + e * n_ff;
             opt.down_bias = m.down_bias + e * d;
         }
-        swiglu_ffn(pool, scratch, m.gate[e], m.up[e], m.down[e], ws.x.data() + first * d, rows,
+        swiglu_ffn(pool, scratch, p.activation_stats, m.gate[e], m.up[e], m.down[e], ws.x.data() + first * d, rows,
                    ws.gate.data() + first * n_ff, ws.up.data() + first * n_ff, ws.y.data() + first * d, opt);
         if (p.moe_counters != nullptr) p.moe_counters->record_pass(layer, e, rows);
     };
@@ -196,8 +200,9 @@ void shared_expert_block(ForwardPass& p, int layer) {
     const ExpertWeights& m = p.weights.layers[layer].moe;
     MoeWorkspace& ws = p.ws.moe;
     const int64_t n = p.n, d = p.c.n_embd;
+    record_input(p.activation_stats, m.gate_inp_shexp, p.ws.h.data(), n);
     matmul(m.gate_inp_shexp, p.ws.h.data(), n, ws.shexp_gate.data(), p.pool, p.ws.scratch);
-    swiglu_ffn(p.pool, p.ws.scratch, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(),
+    swiglu_ffn(p.pool, p.ws.scratch, p.activation_stats, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(),
                ws.up.data(), ws.y.data(), GluOptions{});
     float* proj = p.ws.proj.data();
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {

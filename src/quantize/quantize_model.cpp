@@ -17,21 +17,58 @@ bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16
 
 // Keys the writer sets itself, or that describe the old weights.
 bool is_replaced_key(const std::string& key) {
-    return key == "general.alignment" || key == "general.file_type" || key == "general.quantization_version";
+    return key == "general.alignment" || key == "general.file_type" || key == "general.quantization_version" ||
+           key.rfind("quantize.imatrix.", 0) == 0;
 }
 
-std::vector<uint8_t> convert_tensor(const GgufTensorInfo& t, GgmlType to, ThreadPool& pool) {
+// The importance matrix's entry for t, checked against t's shape: null when
+// there is none (or no matrix), an error when it was made for another model.
+Expected<const ImatrixTensor*> importance_of(const GgufTensorInfo& t, const Imatrix* imatrix) {
+    if (imatrix == nullptr) return nullptr;
+    auto it = imatrix->tensors.find(t.name);
+    if (it == imatrix->tensors.end()) return nullptr;
+    const int64_t n_mat = t.n_dims == 3 ? t.ne[2] : 1;
+    if (it->second.cols != t.ne[0] || it->second.n_mat != n_mat || t.n_dims > 3) {
+        return Status::error("the importance matrix's entry for '" + t.name + "' has " +
+                             std::to_string(it->second.n_mat) + " x " + std::to_string(it->second.cols) +
+                             " values, the tensor " + std::to_string(n_mat) + " x " + std::to_string(t.ne[0]) +
+                             ": was it made for another model?");
+    }
+    return &it->second;
+}
+
+// Rows of each matrix share their importance: one [cols] row per matrix
+// (expert), or empty (unweighted) where it saw no input.
+std::vector<uint8_t> convert_tensor(const GgufTensorInfo& t, GgmlType to, const ImatrixTensor* importance,
+                                    ThreadPool& pool) {
     const int64_t row = t.ne[0], rows = t.n_elements() / row;
     const size_t in_row_bytes = *ggml_row_bytes(t.type, row), out_row_bytes = *ggml_row_bytes(to, row);
+    std::vector<std::vector<float>> means;
+    if (importance != nullptr) {
+        for (int64_t m = 0; m < importance->n_mat; ++m) means.push_back(importance->column_means(m));
+    }
+    const int64_t rows_per_mat = means.empty() ? rows : rows / static_cast<int64_t>(means.size());
     std::vector<uint8_t> out(out_row_bytes * static_cast<size_t>(rows));
     pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
         std::vector<float> values(static_cast<size_t>(row));
         for (int64_t r = begin; r < end; ++r) {
+            const float* weights = nullptr;
+            if (!means.empty() && !means[static_cast<size_t>(r / rows_per_mat)].empty()) {
+                weights = means[static_cast<size_t>(r / rows_per_mat)].data();
+            }
             dequantize_row(t.type, t.data + static_cast<size_t>(r) * in_row_bytes, values.data(), row);
-            quantize_row_weights(to, values.data(), out.data() + static_cast<size_t>(r) * out_row_bytes, row);
+            quantize_row_weights(to, values.data(), out.data() + static_cast<size_t>(r) * out_row_bytes, row, weights);
         }
     });
     return out;
+}
+
+void add_imatrix_metadata(GgufWriter& writer, const QuantizeOptions& options) {
+    const Imatrix& m = *options.imatrix;
+    writer.add_string("quantize.imatrix.file", options.imatrix_path);
+    if (!m.datasets.empty()) writer.add_string("quantize.imatrix.dataset", m.datasets.front());
+    writer.add_int32("quantize.imatrix.entries_count", static_cast<int32_t>(m.tensors.size()));
+    if (m.chunk_count > 0) writer.add_int32("quantize.imatrix.chunks_count", static_cast<int32_t>(m.chunk_count));
 }
 
 }  // namespace
@@ -57,6 +94,7 @@ Expected<QuantizeSummary> quantize_model(const std::string& in_path, const std::
     writer.add_uint32("general.file_type", mix->file_type);
     writer.add_uint32("general.quantization_version", 2);
     writer.set_alignment(static_cast<uint32_t>(in.alignment()));
+    if (options.imatrix != nullptr) add_imatrix_metadata(writer, options);
 
     QuantizeSummary summary;
     const size_t count = in.tensors().size();
@@ -75,13 +113,20 @@ Expected<QuantizeSummary> quantize_model(const std::string& in_path, const std::
                                      "); --allow-requantize converts it anyway, compounding both roundings");
             }
         }
+        const ImatrixTensor* importance = nullptr;
+        if (to != t.type && uses_importance(to)) {
+            auto found = importance_of(t, options.imatrix);
+            if (!found.ok()) return found.status();
+            importance = found.value();
+            summary.tensors_weighted += importance != nullptr;
+        }
         summary.bytes_in += t.n_bytes;
         summary.bytes_out += *ggml_row_bytes(to, t.ne[0]) * static_cast<size_t>(t.n_elements() / t.ne[0]);
         ++(to == t.type ? summary.tensors_copied : summary.tensors_converted);
         std::vector<int64_t> shape_out(t.ne, t.ne + t.n_dims);
-        writer.add_tensor(t.name, to, std::move(shape_out), [&t, to, i, count, &pool, &on_tensor]() {
+        writer.add_tensor(t.name, to, std::move(shape_out), [&t, to, importance, i, count, &pool, &on_tensor]() {
             std::vector<uint8_t> bytes = to == t.type ? std::vector<uint8_t>(t.data, t.data + t.n_bytes)
-                                                      : convert_tensor(t, to, pool);
+                                                      : convert_tensor(t, to, importance, pool);
             if (on_tensor) on_tensor(QuantizeProgress{i, count, &t.name, t.type, to});
             return Expected<std::vector<uint8_t>>(std::move(bytes));
         });

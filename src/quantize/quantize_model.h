@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "gguf/ggml_type.h"
+#include "quantize/imatrix.h"
 
 namespace tessera {
 
@@ -20,6 +21,11 @@ struct QuantizeOptions {
     // Converting already-quantized weights compounds two roundings: refused
     // unless asked for, as llama.cpp does.
     bool allow_requantize = false;
+    // Importance matrix (`tessera imatrix`, or llama-imatrix's GGUF file):
+    // weights each element's rounding error by its column's mean squared input
+    // (tensor/quant.h). Tensors it has no entry for are quantized unweighted.
+    const Imatrix* imatrix = nullptr;
+    std::string imatrix_path;  // recorded in the output's quantize.imatrix.file
 };
 
 struct QuantizeProgress {
@@ -35,6 +41,7 @@ struct QuantizeSummary {
     uint64_t bytes_out = 0;
     size_t tensors_converted = 0;
     size_t tensors_copied = 0;
+    size_t tensors_weighted = 0;  // converted with importance-matrix weights
 };
 
 Expected<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,

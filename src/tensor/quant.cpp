@@ -123,25 +123,58 @@ void quantize_row(GgmlType act_type, const float* x, void* dst, int64_t n) {
     }
 }
 
-void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n) {
+void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n, const float* importance) {
     const int64_t nb = n / block_elems(t);
     TS_CHECK(nb * block_elems(t) == n);
     switch (t) {
         case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: quantize_float(t, x, dst, n); return;
-        case GgmlType::Q4_0: quantize_q4_0_ref(x, as_blocks<BlockQ4_0>(dst), nb); return;
-        case GgmlType::Q4_1: quantize_q4_1_ref(x, as_blocks<BlockQ4_1>(dst), nb); return;
-        case GgmlType::Q5_0: quantize_q5_0_ref(x, as_blocks<BlockQ5_0>(dst), nb); return;
-        case GgmlType::Q5_1: quantize_q5_1_ref(x, as_blocks<BlockQ5_1>(dst), nb); return;
+        case GgmlType::Q4_0:
+            if (importance != nullptr) {
+                quantize_q4_0_weighted(x, as_blocks<BlockQ4_0>(dst), nb, importance);
+            } else {
+                quantize_q4_0_ref(x, as_blocks<BlockQ4_0>(dst), nb);
+            }
+            return;
+        case GgmlType::Q4_1:
+            if (importance != nullptr) {
+                quantize_q4_1_weighted(x, as_blocks<BlockQ4_1>(dst), nb, importance);
+            } else {
+                quantize_q4_1_ref(x, as_blocks<BlockQ4_1>(dst), nb);
+            }
+            return;
+        case GgmlType::Q5_0:
+            if (importance != nullptr) {
+                quantize_q5_0_weighted(x, as_blocks<BlockQ5_0>(dst), nb, importance);
+            } else {
+                quantize_q5_0_ref(x, as_blocks<BlockQ5_0>(dst), nb);
+            }
+            return;
+        case GgmlType::Q5_1:
+            if (importance != nullptr) {
+                quantize_q5_1_weighted(x, as_blocks<BlockQ5_1>(dst), nb, importance);
+            } else {
+                quantize_q5_1_ref(x, as_blocks<BlockQ5_1>(dst), nb);
+            }
+            return;
         case GgmlType::Q8_0: quantize_q8_0_ref(x, as_blocks<BlockQ8_0>(dst), nb); return;
-        case GgmlType::Q2_K: quantize_q2_k_ref(x, as_blocks<BlockQ2_K>(dst), nb); return;
-        case GgmlType::Q3_K: quantize_q3_k_ref(x, as_blocks<BlockQ3_K>(dst), nb); return;
-        case GgmlType::Q4_K: quantize_q4_k_ref(x, as_blocks<BlockQ4_K>(dst), nb); return;
-        case GgmlType::Q5_K: quantize_q5_k_ref(x, as_blocks<BlockQ5_K>(dst), nb); return;
-        case GgmlType::Q6_K: quantize_q6_k_ref(x, as_blocks<BlockQ6_K>(dst), nb); return;
-        case GgmlType::IQ4_NL: quantize_iq4_nl_ref(x, as_blocks<BlockIQ4_NL>(dst), nb); return;
-        case GgmlType::IQ4_XS: quantize_iq4_xs_ref(x, as_blocks<BlockIQ4_XS>(dst), nb); return;
+        case GgmlType::Q2_K: quantize_q2_k_ref(x, as_blocks<BlockQ2_K>(dst), nb, importance); return;
+        case GgmlType::Q3_K: quantize_q3_k_ref(x, as_blocks<BlockQ3_K>(dst), nb, importance); return;
+        case GgmlType::Q4_K: quantize_q4_k_ref(x, as_blocks<BlockQ4_K>(dst), nb, importance); return;
+        case GgmlType::Q5_K: quantize_q5_k_ref(x, as_blocks<BlockQ5_K>(dst), nb, importance); return;
+        case GgmlType::Q6_K: quantize_q6_k_ref(x, as_blocks<BlockQ6_K>(dst), nb, importance); return;
+        case GgmlType::IQ4_NL: quantize_iq4_nl_ref(x, as_blocks<BlockIQ4_NL>(dst), nb, importance); return;
+        case GgmlType::IQ4_XS: quantize_iq4_xs_ref(x, as_blocks<BlockIQ4_XS>(dst), nb, importance); return;
         case GgmlType::MXFP4: quantize_mxfp4_ref(x, as_blocks<BlockMXFP4>(dst), nb); return;
         default: TS_CHECK_MSG(false, "quantize_row_weights: not a supported weight type");
+    }
+}
+
+bool uses_importance(GgmlType t) {
+    switch (t) {
+        case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1:
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: return true;
+        default: return false;
     }
 }
 

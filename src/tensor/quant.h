@@ -44,7 +44,14 @@ void quantize_row(GgmlType act_type, const float* x, void* dst, int64_t n);
 // search each (sub-)block's scale (and minimum) for the least weighted
 // squared error (quant_kquants_search.cpp, quant_codebook.cpp), in the spirit
 // of ggml's quantizers but not bit-identical to them.
-void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n);
+// `importance` (null, or n values >= 0: an importance matrix's mean squared
+// input of each element's column, quantize/imatrix.h) weights each element's
+// error in those searches; Q4_0, Q4_1, Q5_0 and Q5_1 then search their scale
+// (and minimum) the same way instead of rounding to nearest. Q8_0, MXFP4 and
+// the float types ignore it.
+void quantize_row_weights(GgmlType t, const float* x, void* dst, int64_t n, const float* importance = nullptr);
+// Whether quantize_row_weights into t uses `importance`.
+bool uses_importance(GgmlType t);
 
 // Dot product of n weights of type `weight` with n activations already
 // quantized to activation_type_for(weight). Scalar reference: integer sums per

@@ -52,14 +52,14 @@ constexpr int kTries = 7;
 // The scale s minimising the weighted squared error of x ~ s * grid[idx]
 // over 32 elements: for each trial inverse scale, round to the nearest grid
 // values and take that rounding's least-squares scale; the best wins.
-float fit_iq4(const float* x) {
+float fit_iq4(const float* x, const float* importance) {
     float extreme = 0.0f;
     for (int j = 0; j < 32; ++j) {
         if (std::fabs(x[j]) > std::fabs(extreme)) extreme = x[j];
     }
     if (!(std::fabs(extreme) > 0.0f) || !std::isfinite(extreme)) return 0.0f;
     float w[32];
-    element_weights(x, 32, w);
+    element_weights(x, 32, importance, w);
     float best_scale = extreme / static_cast<float>(kIq4Values[0]);
     double best_score = -1.0;
     for (int k = -kTries; k <= kTries; ++k) {
@@ -142,10 +142,10 @@ float dot_mxfp4_q8_0(const BlockMXFP4* x, const BlockQ8_0* y, int64_t nb) {
     return sum;
 }
 
-void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb) {
+void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb, const float* importance) {
     int idx[kQK];
-    for (int64_t i = 0; i < nb; ++i, x += kQK) {
-        y[i].d = fp32_to_fp16(fit_iq4(x));
+    for (int64_t i = 0; i < nb; ++i, x += kQK, importance = importance_at(importance, kQK)) {
+        y[i].d = fp32_to_fp16(fit_iq4(x, importance));
         iq4_indices(x, fp16_to_fp32(y[i].d), idx);
         pack_nibbles(idx, y[i].qs);
     }
@@ -153,12 +153,12 @@ void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb) {
 
 // Per-32 scales from fit_iq4, themselves quantized to 6 bits (-32..31)
 // against d: the largest-magnitude one maps to -32, as Q6_K's scales do.
-void quantize_iq4_xs_ref(const float* x, BlockIQ4_XS* y, int64_t nb) {
+void quantize_iq4_xs_ref(const float* x, BlockIQ4_XS* y, int64_t nb, const float* importance) {
     int idx[32];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
         float scales[8], extreme = 0.0f;
         for (int s = 0; s < 8; ++s) {
-            scales[s] = fit_iq4(x + 32 * s);
+            scales[s] = fit_iq4(x + 32 * s, importance_at(importance, 32 * s));
             if (std::fabs(scales[s]) > std::fabs(extreme)) extreme = scales[s];
         }
         std::memset(&y[i], 0, sizeof y[i]);

@@ -53,15 +53,44 @@ void dequantize_q3_k(const BlockQ3_K* x, float* y, int64_t nb);
 float dot_q2_k_q8_k(const BlockQ2_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q3_k_q8_k(const BlockQ3_K* x, const BlockQ8_K* y, int64_t nb);
 
-// K-quant weight quantization by scale search (quant_kquants_search.cpp).
-// element_weights: each element's importance in the searches' squared error
-// (its magnitude plus the group's RMS); shared with quant_codebook.cpp.
-void element_weights(const float* x, int n, float* w);
-void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb);
-void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb);
-void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb);
-void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb);
-void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb);
+// Weighted least-squares scale searches (quant_fit.cpp). Several inverse
+// scales around the one that maps the range onto the levels are tried; each
+// rounding gets its least-squares scale (and minimum) and the smallest
+// weighted squared error wins.
+struct AffineFit {
+    float scale = 0.0f;
+    float min = 0.0f;  // subtracted: x ~ scale * q - min, min >= 0
+};
+// x ~ a*q - m (m >= 0) with q in [0, nmax].
+AffineFit fit_affine(const float* x, const float* w, int n, int nmax);
+// x ~ a*q with q in [-nmax, nmax - 1]: the element of largest magnitude
+// goes to -nmax, using the wider side.
+float fit_symmetric(const float* x, const float* w, int n, int nmax);
+// v rounded to nearest and clamped to [lo, hi]; NaN and infinities give lo.
+int round_clamp(float v, int lo, int hi);
+// Each element's weight in the searches' squared error: its magnitude plus
+// the group's RMS (so small elements still count), times importance[i] when
+// importance is not null (an importance matrix's mean squared input of the
+// element's column: quantize/imatrix.h).
+void element_weights(const float* x, int n, const float* importance, float* w);
+// importance + n, or null when importance is null (arithmetic on null is undefined).
+inline const float* importance_at(const float* importance, int64_t n) {
+    return importance != nullptr ? importance + n : nullptr;
+}
+
+// Weight quantization into the K-quants by scale search
+// (quant_kquants_search.cpp) and into the legacy formats by the same search
+// when an importance matrix is given (quant_legacy.cpp). `importance` is
+// null or holds one weight per element of x.
+void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb, const float* importance);
+void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb, const float* importance);
+void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb, const float* importance);
+void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb, const float* importance);
+void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb, const float* importance);
+void quantize_q4_0_weighted(const float* x, BlockQ4_0* y, int64_t nb, const float* importance);
+void quantize_q4_1_weighted(const float* x, BlockQ4_1* y, int64_t nb, const float* importance);
+void quantize_q5_0_weighted(const float* x, BlockQ5_0* y, int64_t nb, const float* importance);
+void quantize_q5_1_weighted(const float* x, BlockQ5_1* y, int64_t nb, const float* importance);
 
 float dot_q4_k_q8_k(const BlockQ4_K* x, const BlockQ8_K* y, int64_t nb);
 float dot_q5_k_q8_k(const BlockQ5_K* x, const BlockQ8_K* y, int64_t nb);
@@ -74,8 +103,8 @@ void dequantize_mxfp4(const BlockMXFP4* x, float* y, int64_t nb);
 float dot_iq4_nl_q8_0(const BlockIQ4_NL* x, const BlockQ8_0* y, int64_t nb);
 float dot_iq4_xs_q8_k(const BlockIQ4_XS* x, const BlockQ8_K* y, int64_t nb);
 float dot_mxfp4_q8_0(const BlockMXFP4* x, const BlockQ8_0* y, int64_t nb);
-void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb);
-void quantize_iq4_xs_ref(const float* x, BlockIQ4_XS* y, int64_t nb);
+void quantize_iq4_nl_ref(const float* x, BlockIQ4_NL* y, int64_t nb, const float* importance);
+void quantize_iq4_xs_ref(const float* x, BlockIQ4_XS* y, int64_t nb, const float* importance);
 void quantize_mxfp4_ref(const float* x, BlockMXFP4* y, int64_t nb);
 
 }  // namespace tessera::quant_detail

@@ -3,11 +3,9 @@
 // the block's extreme, a K-quant stores a scale (and, for Q2_K/Q4_K/Q5_K, a
 // minimum) per 16- or 32-element sub-block, themselves quantized against a
 // per-256 super-scale.
-// The per-sub-block parameters are found by search: several inverse scales
-// around the one that maps the range onto the quant levels are tried, each
-// rounding gets its least-squares scale (and minimum), and the one with the
-// smallest weighted squared error wins. Weights favour large elements, which
-// matter most to a dot product.
+// The per-sub-block parameters are found by the weighted searches of
+// quant_fit.cpp. Weights favour large elements, which matter most to a dot
+// product, and the columns an importance matrix marks as busy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,93 +15,6 @@
 
 namespace tessera::quant_detail {
 namespace {
-
-// The inverse scales tried per sub-block: (nmax + kStepLo + k*kStep) / range
-// for k = 0..kSteps; wider or finer grids changed the error by < 0.5%.
-constexpr int kSteps = 20;
-constexpr float kStepLo = -1.0f;
-constexpr float kStep = 0.1f;
-
-int round_clamp(float v, int lo, int hi) {
-    if (!(std::fabs(v) < 1e9f)) return lo;  // NaN, infinities: the lowest level
-    return std::clamp(static_cast<int>(std::nearbyint(v)), lo, hi);
-}
-
-struct AffineFit {
-    float scale = 0.0f;
-    float min = 0.0f;  // subtracted: x ~ scale * q - min, min >= 0
-};
-
-// Weighted least-squares fit x ~ a*q - m (m >= 0) with q in [0, nmax].
-AffineFit fit_affine(const float* x, const float* w, int n, int nmax) {
-    float lo = 0.0f, hi = x[0];
-    for (int i = 0; i < n; ++i) {
-        lo = std::min(lo, x[i]);
-        hi = std::max(hi, x[i]);
-    }
-    if (!(hi > lo)) return AffineFit{0.0f, -lo};
-    AffineFit best{(hi - lo) / static_cast<float>(nmax), -lo};
-    double best_err = INFINITY;
-    for (int k = 0; k <= kSteps; ++k) {
-        const float iscale = (static_cast<float>(nmax) + kStepLo + kStep * static_cast<float>(k)) / (hi - lo);
-        double sw = 0, sq = 0, sx = 0, sqq = 0, sqx = 0;
-        for (int i = 0; i < n; ++i) {
-            const double q = round_clamp(iscale * (x[i] - lo), 0, nmax);
-            sw += w[i];
-            sq += w[i] * q;
-            sx += w[i] * x[i];
-            sqq += w[i] * q * q;
-            sqx += w[i] * q * x[i];
-        }
-        const double det = sw * sqq - sq * sq;
-        if (!(det > 0)) continue;
-        double a = (sw * sqx - sq * sx) / det;
-        double b = (sqq * sx - sq * sqx) / det;  // x ~ a*q + b
-        if (b > 0) {  // the format's minimum only subtracts
-            b = 0;
-            a = sqx / sqq;
-        }
-        if (!(a > 0)) continue;
-        double err = 0;
-        for (int i = 0; i < n; ++i) {
-            const int q = round_clamp(static_cast<float>((x[i] - b) / a), 0, nmax);
-            const double e = a * q + b - x[i];
-            err += w[i] * e * e;
-        }
-        if (err < best_err) {
-            best_err = err;
-            best = AffineFit{static_cast<float>(a), static_cast<float>(-b)};
-        }
-    }
-    return best;
-}
-
-// Weighted least-squares fit x ~ a*q with q in [-nmax, nmax - 1]: the
-// element of largest magnitude goes to -nmax, using the wider side.
-float fit_symmetric(const float* x, const float* w, int n, int nmax) {
-    float extreme = 0.0f;
-    for (int i = 0; i < n; ++i) {
-        if (std::fabs(x[i]) > std::fabs(extreme)) extreme = x[i];
-    }
-    if (extreme == 0.0f) return 0.0f;
-    float best_scale = -extreme / static_cast<float>(nmax);
-    double best_score = -1;
-    for (int k = 0; k <= kSteps; ++k) {
-        const float iscale = -(static_cast<float>(nmax) + kStepLo + kStep * static_cast<float>(k)) / extreme;
-        double sqx = 0, sqq = 0;
-        for (int i = 0; i < n; ++i) {
-            const double q = round_clamp(iscale * x[i], -nmax, nmax - 1);
-            sqx += w[i] * q * x[i];
-            sqq += w[i] * q * q;
-        }
-        // For the least-squares scale sqx/sqq, the error falls as sqx^2/sqq grows.
-        if (sqq > 0 && sqx * sqx / sqq > best_score) {
-            best_score = sqx * sqx / sqq;
-            best_scale = static_cast<float>(sqx / sqq);
-        }
-    }
-    return best_scale;
-}
 
 // 8 six-bit scales and mins into the 12 bytes kquant_scale_min reads.
 void pack_scales_mins(const int* sc, const int* m, uint8_t* s) {
@@ -133,14 +44,14 @@ void pack_two_bits(const int* q, uint8_t* qs) {
 // scales and mins quantized to [0, smax] against d and dmin, then every
 // element quantized against the stored (rounded) parameters. ls and lm
 // receive kQKK / group values, q 256 values in [0, nmax].
-void quantize_affine_superblock(const float* x, int group, int nmax, int smax, uint16_t* d_out,
-                                uint16_t* dmin_out, int* ls, int* lm, int* q) {
+void quantize_affine_superblock(const float* x, const float* importance, int group, int nmax, int smax,
+                                uint16_t* d_out, uint16_t* dmin_out, int* ls, int* lm, int* q) {
     const int groups = kQKK / group;
     AffineFit fits[kQKK / 16];
     float w[32];
     float max_scale = 0.0f, max_min = 0.0f;
     for (int s = 0; s < groups; ++s) {
-        element_weights(x + group * s, group, w);
+        element_weights(x + group * s, group, importance_at(importance, group * s), w);
         fits[s] = fit_affine(x + group * s, w, group, nmax);
         max_scale = std::max(max_scale, fits[s].scale);
         max_min = std::max(max_min, fits[s].min);
@@ -165,19 +76,10 @@ void quantize_affine_superblock(const float* x, int group, int nmax, int smax, u
 
 }  // namespace
 
-// Importance of each element: its magnitude plus the block's RMS, so that
-// small elements still count.
-void element_weights(const float* x, int n, float* w) {
-    double ss = 0;
-    for (int i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
-    const float rms = static_cast<float>(std::sqrt(ss / n));
-    for (int i = 0; i < n; ++i) w[i] = rms + std::fabs(x[i]);
-}
-
-void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb) {
+void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb, const float* importance) {
     int q[kQKK], ls[16], lm[16];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
-        quantize_affine_superblock(x, 16, 3, 15, &y[i].d, &y[i].dmin, ls, lm, q);
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
+        quantize_affine_superblock(x, importance, 16, 3, 15, &y[i].d, &y[i].dmin, ls, lm, q);
         for (int g = 0; g < 16; ++g) y[i].scales[g] = static_cast<uint8_t>(ls[g] | (lm[g] << 4));
         pack_two_bits(q, y[i].qs);
     }
@@ -185,13 +87,13 @@ void quantize_q2_k_ref(const float* x, BlockQ2_K* y, int64_t nb) {
 
 // Per-16 symmetric fits with values in [-4, 3]; the largest-magnitude scale
 // maps to -32 of the 6-bit scales, as Q6_K's map to -128.
-void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb) {
+void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb, const float* importance) {
     float w[16], group_scale[16];
     int q[kQKK];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
         float extreme = 0.0f;
         for (int g = 0; g < 16; ++g) {
-            element_weights(x + 16 * g, 16, w);
+            element_weights(x + 16 * g, 16, importance_at(importance, 16 * g), w);
             group_scale[g] = fit_symmetric(x + 16 * g, w, 16, 4);
             if (std::fabs(group_scale[g]) > std::fabs(extreme)) extreme = group_scale[g];
         }
@@ -215,10 +117,10 @@ void quantize_q3_k_ref(const float* x, BlockQ3_K* y, int64_t nb) {
     }
 }
 
-void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
+void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb, const float* importance) {
     int q[kQKK], ls[8], lm[8];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
-        quantize_affine_superblock(x, 32, 15, 63, &y[i].d, &y[i].dmin, ls, lm, q);
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
+        quantize_affine_superblock(x, importance, 32, 15, 63, &y[i].d, &y[i].dmin, ls, lm, q);
         pack_scales_mins(ls, lm, y[i].scales);
         for (int c = 0; c < 4; ++c) {
             for (int l = 0; l < 32; ++l) {
@@ -228,10 +130,10 @@ void quantize_q4_k_ref(const float* x, BlockQ4_K* y, int64_t nb) {
     }
 }
 
-void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb) {
+void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb, const float* importance) {
     int q[kQKK], ls[8], lm[8];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
-        quantize_affine_superblock(x, 32, 31, 63, &y[i].d, &y[i].dmin, ls, lm, q);
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
+        quantize_affine_superblock(x, importance, 32, 31, 63, &y[i].d, &y[i].dmin, ls, lm, q);
         pack_scales_mins(ls, lm, y[i].scales);
         std::memset(y[i].qh, 0, sizeof y[i].qh);
         for (int c = 0; c < 4; ++c) {
@@ -246,13 +148,15 @@ void quantize_q5_k_ref(const float* x, BlockQ5_K* y, int64_t nb) {
     }
 }
 
-void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb) {
+void quantize_q6_k_ref(const float* x, BlockQ6_K* y, int64_t nb, const float* importance) {
     float w[16];
     float group_scale[kQKK / 16];
-    for (int64_t i = 0; i < nb; ++i, x += kQKK) {
+    for (int64_t i = 0; i < nb; ++i, x += kQKK, importance = importance_at(importance, kQKK)) {
         float extreme = 0.0f;
         for (int g = 0; g < kQKK / 16; ++g) {
-            for (int l = 0; l < 16; ++l) w[l] = x[16 * g + l] * x[16 * g + l];
+            for (int l = 0; l < 16; ++l) {
+                w[l] = x[16 * g + l] * x[16 * g + l] * (importance ? importance[16 * g + l] : 1.0f);
+            }
             group_scale[g] = fit_symmetric(x + 16 * g, w, 16, 32);
             if (std::fabs(group_scale[g]) > std::fabs(extreme)) extreme = group_scale[g];
         }

@@ -86,6 +86,32 @@ float affine_scale(const float* x, int qmax, uint8_t* q, float* min_out) {
     return d;
 }
 
+// The weighted search's symmetric scale d (stored as fp16) and the values
+// q = round(x / d) + half_levels in [0, 2 * half_levels).
+float weighted_symmetric(const float* x, const float* importance, int half_levels, uint8_t* q) {
+    float w[kQK];
+    element_weights(x, kQK, importance, w);
+    const float d = fp16_to_fp32(fp32_to_fp16(fit_symmetric(x, w, kQK, half_levels)));
+    for (int j = 0; j < kQK; ++j) {
+        const int v = d != 0.0f ? round_clamp(x[j] / d, -half_levels, half_levels - 1) : 0;
+        q[j] = static_cast<uint8_t>(v + half_levels);
+    }
+    return d;
+}
+
+// The same for x ~ d * q + min with q in [0, qmax] (min <= 0, as the
+// K-quants' search fits it).
+float weighted_affine(const float* x, const float* importance, int qmax, uint8_t* q, float* min_out) {
+    float w[kQK];
+    element_weights(x, kQK, importance, w);
+    const AffineFit fit = fit_affine(x, w, kQK, qmax);
+    const float d = fp16_to_fp32(fp32_to_fp16(fit.scale));
+    const float mn = fp16_to_fp32(fp32_to_fp16(-fit.min));
+    for (int j = 0; j < kQK; ++j) q[j] = static_cast<uint8_t>(d > 0.0f ? round_clamp((x[j] - mn) / d, 0, qmax) : 0);
+    *min_out = mn;
+    return d;
+}
+
 // x86 activation quantizer: multiplier 127/amax, round half to even.
 float quantize_act_block(const float* x, int8_t* qs, int* sum) {
     const float amax = abs_max(x, kQK);
@@ -182,6 +208,45 @@ void quantize_q5_1_ref(const float* x, BlockQ5_1* y, int64_t nb) {
         uint8_t q[kQK];
         float mn;
         y[i].d = fp32_to_fp16(affine_scale(x, 31, q, &mn));
+        y[i].m = fp32_to_fp16(mn);
+        pack_nibbles(q, y[i].qs, y[i].qh);
+    }
+}
+
+// With an importance matrix the legacy formats' scale (and minimum) come
+// from the weighted search the K-quants use instead of the block's extremes:
+// rounding error moves to the columns whose inputs are small.
+void quantize_q4_0_weighted(const float* x, BlockQ4_0* y, int64_t nb, const float* importance) {
+    for (int64_t i = 0; i < nb; ++i, x += kQK, importance = importance_at(importance, kQK)) {
+        uint8_t q[kQK];
+        y[i].d = fp32_to_fp16(weighted_symmetric(x, importance, 8, q));
+        pack_nibbles(q, y[i].qs, nullptr);
+    }
+}
+
+void quantize_q4_1_weighted(const float* x, BlockQ4_1* y, int64_t nb, const float* importance) {
+    for (int64_t i = 0; i < nb; ++i, x += kQK, importance = importance_at(importance, kQK)) {
+        uint8_t q[kQK];
+        float mn;
+        y[i].d = fp32_to_fp16(weighted_affine(x, importance, 15, q, &mn));
+        y[i].m = fp32_to_fp16(mn);
+        pack_nibbles(q, y[i].qs, nullptr);
+    }
+}
+
+void quantize_q5_0_weighted(const float* x, BlockQ5_0* y, int64_t nb, const float* importance) {
+    for (int64_t i = 0; i < nb; ++i, x += kQK, importance = importance_at(importance, kQK)) {
+        uint8_t q[kQK];
+        y[i].d = fp32_to_fp16(weighted_symmetric(x, importance, 16, q));
+        pack_nibbles(q, y[i].qs, y[i].qh);
+    }
+}
+
+void quantize_q5_1_weighted(const float* x, BlockQ5_1* y, int64_t nb, const float* importance) {
+    for (int64_t i = 0; i < nb; ++i, x += kQK, importance = importance_at(importance, kQK)) {
+        uint8_t q[kQK];
+        float mn;
+        y[i].d = fp32_to_fp16(weighted_affine(x, importance, 31, q, &mn));
         y[i].m = fp32_to_fp16(mn);
         pack_nibbles(q, y[i].qs, y[i].qh);
     }
