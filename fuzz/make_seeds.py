@@ -234,6 +234,28 @@ def main():
         write("openai_request", f"{i}", bytes([kind]) + json.dumps(b).encode())
     constraint_seeds(msgs[0])
     cache_control_seeds()
+    imatrix_seeds()
+
+
+def imatrix_seeds():
+    """Importance matrices in llama.cpp's GGUF layout (quantize/imatrix.h): a dense and an expert entry, and a bad one."""
+    d = CORPUS / "imatrix"
+    d.mkdir(parents=True, exist_ok=True)
+    for name, negative in (("valid", False), ("negative_sum", True)):
+        w = gguf.GGUFWriter(str(d / f"seed_{name}"), "llama")
+        w.add_string("general.type", "imatrix")
+        w.add_array("imatrix.datasets", ["calibration.txt"])
+        w.add_uint32("imatrix.chunk_count", 2)
+        w.add_uint32("imatrix.chunk_size", 64)
+        dense = np.arange(256, dtype=np.float32) * (-1 if negative else 1)
+        w.add_tensor("blk.0.attn_q.weight.in_sum2", dense.reshape(1, 256))
+        w.add_tensor("blk.0.attn_q.weight.counts", np.array([[128]], dtype=np.float32))
+        w.add_tensor("blk.0.ffn_up_exps.weight.in_sum2", np.ones((3, 256), dtype=np.float32))
+        w.add_tensor("blk.0.ffn_up_exps.weight.counts", np.array([[4], [0], [9]], dtype=np.float32))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
 
 
 def cache_control_seeds():
