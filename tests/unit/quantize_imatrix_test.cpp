@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "gguf/gguf_writer.h"
+#include "core/thread_pool.h"
 #include "quantize/imatrix.h"
+#include "quantize/quantize_model.h"
 #include "tensor/quant.h"
 #include "tensor_test_util.h"
 
@@ -173,6 +175,62 @@ TEST(WeightedQuantization, UniformImportanceLeavesTheSearchedFormatsAsTheyWere) 
     }
     EXPECT_FALSE(uses_importance(GgmlType::Q8_0));
     EXPECT_FALSE(uses_importance(GgmlType::F16));
+}
+
+// quantize_model with a matrix for a 3-D expert tensor: each expert's rows
+// are quantized with that expert's column means, a tensor with no entry
+// unweighted, and a matrix whose shape does not fit is refused.
+TEST(Imatrix, QuantizeModelWeightsEachExpertByItsOwnMeans) {
+    constexpr int64_t kCols = 64, kRows = 2, kExperts = 2;
+    std::mt19937 rng(11);
+    const std::vector<float> experts = test::random_floats(rng, kCols * kRows * kExperts);
+    const std::vector<float> dense = test::random_floats(rng, kCols * kRows);
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_uint32("llama.block_count", 1);
+    w.add_tensor("blk.0.ffn_up_exps.weight", GgmlType::F32, {kCols, kRows, kExperts}, f32_bytes(experts));
+    w.add_tensor("blk.0.attn_q.weight", GgmlType::F32, {kCols, kRows}, f32_bytes(dense));
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string in = (dir / "tessera_imatrix_moe_in.gguf").string(), out = (dir / "tessera_imatrix_moe_out.gguf").string();
+    ASSERT_TRUE(w.write_file(in).ok());
+
+    // Expert 0 cares for the first half of the columns, expert 1 for the second.
+    Imatrix m;
+    ImatrixTensor t{kCols, kExperts, std::vector<float>(kCols * kExperts, 0.01f), {1, 2}};
+    for (int64_t c = 0; c < kCols / 2; ++c) t.sum2[c] = 100.0f, t.sum2[kCols + kCols / 2 + c] = 200.0f;
+    m.tensors["blk.0.ffn_up_exps.weight"] = t;
+    QuantizeOptions options;
+    options.mix = "Q4_0";
+    options.imatrix = &m;
+    ThreadPool pool(2);
+    auto summary = quantize_model(in, out, options, pool, nullptr);
+    ASSERT_TRUE(summary.ok()) << summary.error();
+    EXPECT_EQ(summary->tensors_weighted, 1u);
+    auto written = GgufFile::open(out);
+    ASSERT_TRUE(written.ok()) << written.error();
+    const size_t row_bytes = *ggml_row_bytes(GgmlType::Q4_0, kCols);
+    std::vector<uint8_t> want(row_bytes);
+    const GgufTensorInfo* q = written->find_tensor("blk.0.ffn_up_exps.weight");
+    for (int64_t e = 0; e < kExperts; ++e) {
+        const std::vector<float> means = t.column_means(e);
+        for (int64_t r = 0; r < kRows; ++r) {
+            const int64_t row = e * kRows + r;
+            quantize_row_weights(GgmlType::Q4_0, experts.data() + row * kCols, want.data(), kCols, means.data());
+            EXPECT_EQ(0, std::memcmp(q->data + row * row_bytes, want.data(), row_bytes)) << "expert " << e << " row " << r;
+        }
+    }
+    const GgufTensorInfo* plain = written->find_tensor("blk.0.attn_q.weight");
+    for (int64_t r = 0; r < kRows; ++r) {
+        quantize_row_weights(GgmlType::Q4_0, dense.data() + r * kCols, want.data(), kCols);
+        EXPECT_EQ(0, std::memcmp(plain->data + r * row_bytes, want.data(), row_bytes)) << "no entry: unweighted";
+    }
+
+    m.tensors["blk.0.attn_q.weight"] = ImatrixTensor{kCols / 2, 1, std::vector<float>(kCols / 2, 1.0f), {1}};
+    auto refused = quantize_model(in, out, options, pool, nullptr);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("made for another model"), std::string::npos) << refused.error();
+    std::filesystem::remove(in);
+    std::filesystem::remove(out);
 }
 
 }  // namespace
