@@ -60,7 +60,9 @@ def main(argv: list[str]) -> int:
                            "top_columns": [int(c) for c in top], "top_values": [float(means[c]) for c in top]}
     out = {"model": pathlib.Path(a.model).name, "text": a.text, "ctx": a.ctx, "chunks": a.chunks,
            "tool": "llama-imatrix (llama-cpp-python 0.3.36 sdist)", "tensors": tensors}
-    pathlib.Path(a.out).write_text(json.dumps(out, indent=1) + "\n")
+    head = json.dumps({k: v for k, v in out.items() if k != "tensors"})[:-1]
+    rows = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in tensors.items())
+    pathlib.Path(a.out).write_text(f'{head}, "tensors": {{\n{rows}\n}}}}\n')  # one tensor per line
     print(f"wrote {a.out}: {len(tensors)} tensors")
     return 0
 

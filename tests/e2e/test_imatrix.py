@@ -76,8 +76,9 @@ def test_file_has_llama_cpp_layout_and_every_layer_weight(imatrix):
 
 def test_statistics_agree_with_llama_imatrix(imatrix):
     # llama-imatrix on the same model, text and chunks: each tensor's mean
-    # squared input and its largest columns. Measured: means within 0.6%,
-    # the largest columns within 2% (activations differ by summation order).
+    # squared input and its 8 largest columns. Measured: means within 0.42%,
+    # the largest columns within 1.5%, except ffn_down's (the SwiGLU output,
+    # where int8 activation rounding differs most): 5.7%.
     golden = json.loads(GOLDEN.read_text())
     _, got = entries(imatrix)
     assert set(golden["tensors"]) == set(got)
@@ -85,9 +86,10 @@ def test_statistics_agree_with_llama_imatrix(imatrix):
         sum2, counts = got[name]
         means = sum2.reshape(-1) / counts[0]
         assert counts[0] == want["count"], name
-        assert means.mean() == pytest.approx(want["mean"], rel=0.03), name
+        assert means.mean() == pytest.approx(want["mean"], rel=0.01), name
         top = np.array(want["top_columns"])
-        assert means[top] == pytest.approx(np.array(want["top_values"]), rel=0.05), name
+        rel = 0.1 if ".ffn_down." in name else 0.025
+        assert means[top] == pytest.approx(np.array(want["top_values"]), rel=rel), name
 
 
 def kl(tessera_bin, model, reference):
