@@ -22,10 +22,12 @@ std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
     return out;
 }
 
-// The F32 values of a 2-D tensor [ne0, ne1], checked finite and >= 0.
+// The F32 values of a tensor [ne0, ne1], checked finite and >= 0. GGUF
+// writers drop trailing dimensions of 1, so llama-imatrix's [cols, 1] sums
+// and [1, 1] counts of a dense weight come as 1-D tensors.
 Expected<std::vector<float>> nonnegative_floats(const GgufTensorInfo& t) {
-    if (t.type != GgmlType::F32 || t.n_dims != 2) {
-        return Status::error("imatrix tensor '" + t.name + "' is not a 2-D F32 tensor");
+    if (t.type != GgmlType::F32 || t.n_dims < 1 || t.n_dims > 2) {
+        return Status::error("imatrix tensor '" + t.name + "' is not a 1-D or 2-D F32 tensor");
     }
     std::vector<float> v(static_cast<size_t>(t.n_elements()));
     std::memcpy(v.data(), t.data, v.size() * sizeof(float));  // the parser checked n_bytes

@@ -94,13 +94,23 @@ TEST(Imatrix, HostileFilesAreRefusedWithAMessage) {
         {"F16 sums", [&](GgufWriter& w) {
              w.add_tensor("a.in_sum2", GgmlType::F16, {2, 1}, std::vector<uint8_t>(4));
              counts(w, "a", {1});
-         }, true, "not a 2-D F32 tensor"},
+         }, true, "not a 1-D or 2-D F32 tensor"},
     };
     for (const Case& c : cases) {
         auto parsed = parse_with(c.add, c.typed);
         ASSERT_FALSE(parsed.ok()) << c.what;
         EXPECT_NE(parsed.error().find(c.message), std::string::npos) << c.what << ": " << parsed.error();
     }
+}
+
+TEST(Imatrix, ReadsOneDimensionalEntriesAsLlamaImatrixWritesThem) {
+    // llama-imatrix's [cols, 1] and [1, 1] tensors lose their trailing 1s.
+    auto parsed = parse_with([](GgufWriter& w) {
+        w.add_tensor("a.in_sum2", GgmlType::F32, {3}, f32_bytes({2, 4, 6}));
+        w.add_tensor("a.counts", GgmlType::F32, {1}, f32_bytes({2}));
+    });
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    EXPECT_EQ(parsed->tensors.at("a").column_means(0), (std::vector<float>{1, 2, 3}));
 }
 
 TEST(Imatrix, LegacyDatFilesGetAHint) {
