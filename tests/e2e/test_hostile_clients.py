@@ -5,6 +5,8 @@
 # freed memory in quarantine, so there only the statuses are asserted.
 import gzip
 import os
+import pathlib
+import re
 import resource
 import select
 import socket
@@ -259,6 +261,11 @@ def hold_idle_connections(port, sources, per_source, stop, counts):
         s.close()
 
 
+def server_threads(server):
+    status = pathlib.Path(f"/proc/{server.proc.pid}/status").read_text()
+    return int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
+
+
 def request_latencies(base_url, n=15):
     out = []
     with httpx.Client(base_url=base_url, timeout=30) as c:
@@ -272,13 +279,16 @@ def request_latencies(base_url, n=15):
 
 def test_idle_connections_do_not_slow_others(server):
     """2,000 idle connections (from four client addresses, reopened when the server drops them) cost
-    sockets, not threads: a normal request's latency stays within 20% of a baseline measured in the
-    same run (three rounds, alternating without and with the idle connections, medians compared)."""
+    sockets, not threads: the server's thread count does not grow with them, and a normal request's
+    latency stays within 20% of a baseline measured in the same run (three rounds, alternating
+    without and with the idle connections, medians compared; 50% where the machine is so loaded
+    that the baselines alone spread by more than 20%, as a CI run beside other builds saw)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-    base, loaded = [], []
+    base, loaded, threads = [], [], []
     for _ in range(3):
         base.append(statistics.median(request_latencies(server.base_url)))
+        idle_threads = server_threads(server)
         stop, counts = threading.Event(), {}
         holder = threading.Thread(target=hold_idle_connections,
                                   args=(server.port, [f"127.0.0.{i}" for i in range(2, 6)], 500, stop, counts))
@@ -289,11 +299,14 @@ def test_idle_connections_do_not_slow_others(server):
                 time.sleep(0.1)
             assert counts.get("opened") == 2000
             loaded.append(statistics.median(request_latencies(server.base_url)))
+            threads.append(server_threads(server) - idle_threads)
         finally:
             stop.set()
             holder.join(60)
+    assert max(threads) <= 8, f"threads added while 2,000 connections sat idle: {threads}"
     b, l = statistics.median(base), statistics.median(loaded)
-    slack = 0.2 if not SANITIZED else 1.0
+    spread = (max(base) - min(base)) / min(base)
+    slack = 1.0 if SANITIZED else 0.2 if spread <= 0.2 else 0.5
     assert l <= b * (1 + slack) + 0.005, f"median {l * 1000:.1f} ms vs {b * 1000:.1f} ms ({loaded} vs {base})"
 
 
