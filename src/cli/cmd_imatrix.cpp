@@ -49,7 +49,8 @@ int cmd_imatrix(int argc, char** argv) {
     app.add_option("-f,--file", text_path, "calibration text")->required();
     app.add_option("-o,--output", out_path, "importance matrix to write (GGUF)");
     app.add_option("-c,--ctx-size", options.n_ctx, "tokens per chunk")->check(CLI::Range(4, 1 << 20));
-    app.add_option("--chunks", options.max_chunks, "use at most this many chunks (0: all)")->check(CLI::NonNegativeNumber);
+    app.add_option("--chunks", options.max_chunks, "use at most this many chunks (0: all)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--parallel", options.n_parallel, "chunks per forward pass")->check(CLI::Range(1, 256));
     app.add_option("-b,--batch-size", options.batch_tokens, "tokens per forward pass")->check(CLI::Range(1, 1 << 16));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));

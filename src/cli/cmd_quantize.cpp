@@ -56,9 +56,9 @@ int cmd_quantize(int argc, char** argv) {
         std::fprintf(stderr, "tessera quantize: %s\n", summary.error().c_str());
         return 1;
     }
-    std::fprintf(stderr, "wrote %s: %zu tensors converted, %zu copied; weights %.1f MiB -> %.1f MiB\n", out_path.c_str(),
-                 summary->tensors_converted, summary->tensors_copied, static_cast<double>(summary->bytes_in) / (1 << 20),
-                 static_cast<double>(summary->bytes_out) / (1 << 20));
+    std::fprintf(stderr, "wrote %s: %zu tensors converted, %zu copied; weights %.1f MiB -> %.1f MiB\n",
+                 out_path.c_str(), summary->tensors_converted, summary->tensors_copied,
+                 static_cast<double>(summary->bytes_in) / (1 << 20), static_cast<double>(summary->bytes_out) / (1 << 20));
     if (options.imatrix != nullptr) {
         std::fprintf(stderr, "%zu of the converted tensors weighted by the importance matrix\n",
                      summary->tensors_weighted);

@@ -202,8 +202,8 @@ void shared_expert_block(ForwardPass& p, int layer) {
     const int64_t n = p.n, d = p.c.n_embd;
     record_input(p.activation_stats, m.gate_inp_shexp, p.ws.h.data(), n);
     matmul(m.gate_inp_shexp, p.ws.h.data(), n, ws.shexp_gate.data(), p.pool, p.ws.scratch);
-    swiglu_ffn(p.pool, p.ws.scratch, p.activation_stats, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n, ws.gate.data(),
-               ws.up.data(), ws.y.data(), GluOptions{});
+    swiglu_ffn(p.pool, p.ws.scratch, p.activation_stats, m.gate_shexp, m.up_shexp, m.down_shexp, p.ws.h.data(), n,
+               ws.gate.data(), ws.up.data(), ws.y.data(), GluOptions{});
     float* proj = p.ws.proj.data();
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {

@@ -45,7 +45,9 @@ std::vector<float> ImatrixTensor::column_means(int64_t mat) const {
     const float count = counts[static_cast<size_t>(mat)];
     if (!(count > 0.0f)) return {};
     std::vector<float> means(static_cast<size_t>(cols));
-    for (int64_t c = 0; c < cols; ++c) means[static_cast<size_t>(c)] = sum2[static_cast<size_t>(mat * cols + c)] / count;
+    for (int64_t c = 0; c < cols; ++c) {
+        means[static_cast<size_t>(c)] = sum2[static_cast<size_t>(mat * cols + c)] / count;
+    }
     return means;
 }
 
@@ -56,7 +58,8 @@ Status write_imatrix(const Imatrix& imatrix, const std::string& path) {
     writer.add_uint32("imatrix.chunk_count", imatrix.chunk_count);
     writer.add_uint32("imatrix.chunk_size", imatrix.chunk_size);
     for (const auto& [name, t] : imatrix.tensors) {
-        TS_CHECK(t.sum2.size() == static_cast<size_t>(t.cols * t.n_mat) && t.counts.size() == static_cast<size_t>(t.n_mat));
+        TS_CHECK(t.sum2.size() == static_cast<size_t>(t.cols * t.n_mat));
+        TS_CHECK(t.counts.size() == static_cast<size_t>(t.n_mat));
         writer.add_tensor(name + kImatrixSum2Suffix, GgmlType::F32, {t.cols, t.n_mat}, float_bytes(t.sum2));
         writer.add_tensor(name + kImatrixCountsSuffix, GgmlType::F32, {1, t.n_mat}, float_bytes(t.counts));
     }
@@ -95,7 +98,9 @@ Expected<Imatrix> parse_imatrix(const GgufFile& file) {
         }
         const std::string weight = t.name.substr(0, t.name.size() - std::strlen(kImatrixSum2Suffix));
         const GgufTensorInfo* counts = file.find_tensor(weight + kImatrixCountsSuffix);
-        if (!counts) return Status::error("imatrix tensor '" + t.name + "' has no " + kImatrixCountsSuffix + " partner");
+        if (!counts) {
+            return Status::error("imatrix tensor '" + t.name + "' has no " + kImatrixCountsSuffix + " partner");
+        }
         auto sum2 = nonnegative_floats(t);
         if (!sum2.ok()) return sum2.status();
         auto count_values = nonnegative_floats(*counts);

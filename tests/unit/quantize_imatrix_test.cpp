@@ -201,7 +201,8 @@ TEST(Imatrix, QuantizeModelWeightsEachExpertByItsOwnMeans) {
     w.add_tensor("blk.0.ffn_up_exps.weight", GgmlType::F32, {kCols, kRows, kExperts}, f32_bytes(experts));
     w.add_tensor("blk.0.attn_q.weight", GgmlType::F32, {kCols, kRows}, f32_bytes(dense));
     const auto dir = std::filesystem::temp_directory_path();
-    const std::string in = (dir / "tessera_imatrix_moe_in.gguf").string(), out = (dir / "tessera_imatrix_moe_out.gguf").string();
+    const std::string in = (dir / "tessera_imatrix_moe_in.gguf").string();
+    const std::string out = (dir / "tessera_imatrix_moe_out.gguf").string();
     ASSERT_TRUE(w.write_file(in).ok());
 
     // Expert 0 cares for the first half of the columns, expert 1 for the second.
@@ -226,7 +227,8 @@ TEST(Imatrix, QuantizeModelWeightsEachExpertByItsOwnMeans) {
         for (int64_t r = 0; r < kRows; ++r) {
             const int64_t row = e * kRows + r;
             quantize_row_weights(GgmlType::Q4_0, experts.data() + row * kCols, want.data(), kCols, means.data());
-            EXPECT_EQ(0, std::memcmp(q->data + row * row_bytes, want.data(), row_bytes)) << "expert " << e << " row " << r;
+            EXPECT_EQ(0, std::memcmp(q->data + row * row_bytes, want.data(), row_bytes))
+                << "expert " << e << " row " << r;
         }
     }
     const GgufTensorInfo* plain = written->find_tensor("blk.0.attn_q.weight");
