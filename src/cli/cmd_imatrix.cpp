@@ -45,7 +45,7 @@ int cmd_imatrix(int argc, char** argv) {
     std::string model_path, text_path, out_path = "imatrix.gguf";
     ChunkedScoringOptions options;
     int threads = default_threads();
-    app.add_option("-m,--model", model_path, "GGUF model file (best the unquantized one)")->required();
+    app.add_option("-m,--model", model_path, "GGUF model file (ideally the unquantized one)")->required();
     app.add_option("-f,--file", text_path, "calibration text")->required();
     app.add_option("-o,--output", out_path, "importance matrix to write (GGUF)");
     app.add_option("-c,--ctx-size", options.n_ctx, "tokens per chunk")->check(CLI::Range(4, 1 << 20));
