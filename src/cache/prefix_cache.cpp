@@ -28,9 +28,10 @@ uint64_t default_block_hash(std::span<const int32_t> run) {
     return h;
 }
 
-PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash)
-    : pool_(pool), block_size_(block_size), hash_(hash) {
+PrefixCache::PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash, WindowPool window)
+    : pool_(pool), block_size_(block_size), hash_(hash), window_(window) {
     TS_CHECK(block_size > 0);
+    TS_CHECK(window.pool == nullptr || window.window > 0);
     TS_CHECK(hash != nullptr);
     node_of_block_.assign(static_cast<size_t>(pool.n_blocks()), -1);
     pool_.set_share_observer([this](int32_t block, bool shared) { on_share_change(block, shared); });
@@ -41,38 +42,71 @@ PrefixCache::~PrefixCache() {
     pool_.set_share_observer(nullptr);
 }
 
+void PrefixCache::walk(std::span<const int32_t> tokens, uint64_t salt, std::vector<int32_t>& path) const {
+    path.clear();
+    int32_t node = find_root(salt);
+    const size_t n_full = tokens.size() / static_cast<size_t>(block_size_);
+    for (size_t i = 0; node >= 0 && i < n_full; ++i) {
+        node = find_child(node, tokens.subspan(i * block_size_, block_size_));
+        if (node >= 0) path.push_back(node);
+    }
+}
+
+// A query at position m * bs sees the positions from m * bs - window + 1 on:
+// the runs from there to m must have their window blocks.
+size_t PrefixCache::usable(std::span<const int32_t> path) const {
+    if (window_.pool == nullptr) return path.size();
+    const int64_t bs = block_size_;
+    size_t m = path.size();
+    for (;;) {
+        const auto lo = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(m) * bs - window_.window + 1) / bs);
+        size_t i = m;
+        while (i > lo && nodes_[static_cast<size_t>(path[i - 1])].window_block >= 0) --i;
+        if (i == lo) return m;
+        m = i - 1;  // run i - 1 is missing: no match can end after it
+    }
+}
+
 PrefixCache::Match PrefixCache::match(std::span<const int32_t> tokens, uint64_t salt) {
     Match result;
-    int32_t node = find_root(salt);
-    if (node < 0) return result;
+    std::vector<int32_t> path;
+    walk(tokens, salt, path);
+    const size_t m = usable(path);
+    if (m == 0) return result;
     ++tick_;
-    const size_t n_full = tokens.size() / static_cast<size_t>(block_size_);
-    for (size_t i = 0; i < n_full; ++i) {
-        const int32_t child = find_child(node, tokens.subspan(i * block_size_, block_size_));
-        if (child < 0) break;
-        touch(child);
-        const int32_t block = nodes_[static_cast<size_t>(child)].block;
-        pool_.ref(block);
-        result.blocks.push_back(block);
-        node = child;
+    const auto lo = static_cast<size_t>(
+        std::max<int64_t>(0, static_cast<int64_t>(m) * block_size_ - window_.window + 1) / block_size_);
+    for (size_t i = 0; i < m; ++i) {
+        touch(path[i]);
+        const Node& n = nodes_[static_cast<size_t>(path[i])];
+        pool_.ref(n.block);
+        result.blocks.push_back(n.block);
+        if (window_.pool == nullptr) continue;
+        const int32_t w = i >= lo ? n.window_block : -1;
+        if (w >= 0) window_.pool->ref(w);
+        result.window_blocks.push_back(w);
     }
-    result.n_tokens = static_cast<int64_t>(result.blocks.size()) * block_size_;
+    result.n_tokens = static_cast<int64_t>(m) * block_size_;
     return result;
 }
 
-int64_t PrefixCache::cached_tokens(std::span<const int32_t> tokens, uint64_t salt) const {
-    int32_t node = find_root(salt);
-    int64_t n = 0;
-    while (node >= 0 && static_cast<size_t>(n + block_size_) <= tokens.size()) {
-        node = find_child(node, tokens.subspan(static_cast<size_t>(n), block_size_));
-        if (node >= 0) n += block_size_;
+void PrefixCache::release(const Match& m) {
+    for (int32_t b : m.blocks) pool_.unref(b);
+    for (int32_t b : m.window_blocks) {
+        if (b >= 0) window_.pool->unref(b);
     }
-    return n;
 }
 
-void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks,
-                         uint64_t salt) {
+int64_t PrefixCache::cached_tokens(std::span<const int32_t> tokens, uint64_t salt) const {
+    std::vector<int32_t> path;
+    walk(tokens, salt, path);
+    return static_cast<int64_t>(usable(path)) * block_size_;
+}
+
+void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks, uint64_t salt,
+                         std::span<const int32_t> window_blocks) {
     TS_CHECK(tokens.size() == blocks.size() * static_cast<size_t>(block_size_));
+    TS_CHECK(window_blocks.empty() || (window_.pool != nullptr && window_blocks.size() == blocks.size()));
     if (blocks.empty()) return;
     int32_t node = get_or_create_root(salt);
     ++tick_;
@@ -84,8 +118,36 @@ void PrefixCache::insert(std::span<const int32_t> tokens, std::span<const int32_
         } else {
             child = add_child(node, run, blocks[i]);
         }
+        if (!window_blocks.empty()) attach_window(child, window_blocks[i]);
         node = child;
     }
+}
+
+void PrefixCache::attach_window(int32_t node, int32_t window_block) {
+    Node& n = nodes_[static_cast<size_t>(node)];
+    if (n.window_block >= 0 || window_block < 0) return;  // a duplicate stays the caller's
+    TS_CHECK_MSG(window_.pool->ref_count(window_block) > 0, "inserted window block is not held by the caller");
+    window_.pool->ref(window_block);
+    n.window_block = window_block;
+}
+
+int32_t PrefixCache::evict_window(int32_t n_blocks) {
+    if (window_.pool == nullptr) return 0;
+    std::vector<LeafKey> only_cached;  // (last access, node)
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        const Node& n = nodes_[i];
+        if (n.live && n.window_block >= 0 && window_.pool->ref_count(n.window_block) == 1) {
+            only_cached.emplace_back(n.last_access, static_cast<int32_t>(i));
+        }
+    }
+    const auto n = std::min(only_cached.size(), static_cast<size_t>(std::max(0, n_blocks)));
+    std::partial_sort(only_cached.begin(), only_cached.begin() + static_cast<ptrdiff_t>(n), only_cached.end());
+    for (size_t k = 0; k < n; ++k) {
+        Node& node = nodes_[static_cast<size_t>(only_cached[k].second)];
+        window_.pool->unref(node.window_block);
+        node.window_block = -1;
+    }
+    return static_cast<int32_t>(n);
 }
 
 // Cost: O(log n) per freed block plus one step per held leaf older than the
@@ -139,6 +201,7 @@ void PrefixCache::clear() {
     std::fill(node_of_block_.begin(), node_of_block_.end(), -1);  // the unrefs below are not news
     for (const Node& n : nodes_) {
         if (n.live && n.block >= 0) pool_.unref(n.block);
+        if (n.live && n.window_block >= 0) window_.pool->unref(n.window_block);
     }
     nodes_.clear();
     tokens_.clear();
@@ -251,6 +314,7 @@ void PrefixCache::remove_leaf(int32_t node) {
     node_of_block_[static_cast<size_t>(n.block)] = -1;
     if (evict_observer_) evict_observer_(n.prefix, run_of(node), n.block);
     pool_.unref(n.block);
+    if (n.window_block >= 0) window_.pool->unref(n.window_block);
     free_slot(node);
     --n_nodes_;
     --n_evictable_;

@@ -22,16 +22,31 @@ namespace tessera {
 using BlockHashFn = uint64_t (*)(std::span<const int32_t> run);
 uint64_t default_block_hash(std::span<const int32_t> run);
 
+// The KV window pool of sliding-window layers (model/kv_cache.h): blocks of
+// its own, and the positions a windowed layer's query sees (itself
+// included). No pool: every layer's K/V lives in the main pool's blocks.
+struct WindowPool {
+    BlockPool* pool = nullptr;
+    int64_t window = 0;
+};
+
 class PrefixCache {
 public:
     struct Match {
         std::vector<int32_t> blocks;  // one reference each, owned by the caller
         int64_t n_tokens = 0;         // blocks.size() * block_size
+        // With a window pool, per block its window-pool block, or -1 for the
+        // blocks a query at n_tokens no longer sees (not needed, not held);
+        // one reference on each, owned by the caller.
+        std::vector<int32_t> window_blocks;
     };
 
-    // `pool` must outlive the cache: the destructor returns the cache's refs.
-    // The cache is the pool's share observer while it lives.
-    PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash = default_block_hash);
+    // `pool` (and the window pool) must outlive the cache: the destructor
+    // returns the cache's refs. The cache is the pool's share observer while
+    // it lives. With a window pool, each node may also hold its run's block
+    // there, and a prefix matches only as far as the window before its end
+    // is all held (the windowed layers' K/V of the runs before it may be gone).
+    PrefixCache(BlockPool& pool, int32_t block_size, BlockHashFn hash = default_block_hash, WindowPool window = {});
     ~PrefixCache();
     PrefixCache(const PrefixCache&) = delete;
     PrefixCache& operator=(const PrefixCache&) = delete;
@@ -41,6 +56,9 @@ public:
     // the caller, who later drops it with pool.unref(). Touches LRU times.
     Match match(std::span<const int32_t> tokens, uint64_t salt);
 
+    // Drops the references a match handed over.
+    void release(const Match& m);
+
     // How many leading tokens of `tokens` match() would return, without taking
     // references or touching LRU times (the scheduler asks before admitting).
     int64_t cached_tokens(std::span<const int32_t> tokens, uint64_t salt) const;
@@ -49,7 +67,10 @@ public:
     // holding the KV of tokens[i*bs, (i+1)*bs) after tokens[0, i*bs). Runs
     // already cached keep their existing block (no ref on the duplicate); each
     // newly stored block gets one reference owned by the cache.
-    void insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks, uint64_t salt);
+    // window_blocks: empty, or per block its window-pool block (-1: freed),
+    // kept the same way by a node that has none yet.
+    void insert(std::span<const int32_t> tokens, std::span<const int32_t> blocks, uint64_t salt,
+                std::span<const int32_t> window_blocks = {});
 
     // Frees up to `n_blocks` blocks only the cache references, least recently
     // used leaves first; a parent whose children all went becomes a leaf and
@@ -60,6 +81,12 @@ public:
     // every descendant's block are referenced by the cache alone. O(1): kept
     // up to date as the pool reports blocks becoming shared or unshared.
     int32_t evictable_blocks() const { return n_evictable_; }
+
+    // Frees up to `n_blocks` window-pool blocks only the cache references,
+    // least recently used first; their nodes stay (a match then ends before
+    // the runs whose window they were). O(nodes): it runs only when the
+    // window pool is exhausted.
+    int32_t evict_window(int32_t n_blocks);
 
     int64_t n_nodes() const { return n_nodes_; }  // cached blocks (roots excluded)
     int32_t block_size() const { return block_size_; }
@@ -78,6 +105,7 @@ private:
     struct Node {
         int32_t parent = -1;       // -1 for a root
         int32_t block = -1;        // -1 for a root (one root per salt)
+        int32_t window_block = -1; // the run's window-pool block, -1 for none
         int32_t n_children = 0;
         uint64_t key = 0;          // edges_ key; for a root, its salt
         uint64_t last_access = 0;  // tick_ of the latest match/insert through it
@@ -103,10 +131,17 @@ private:
     bool blocked(const Node& n) const { return n.held || n.n_blocked_children > 0; }
     void on_share_change(int32_t block, bool shared);
     void set_held(int32_t node, bool held);
+    // The path of cached nodes matching `tokens`, root excluded.
+    void walk(std::span<const int32_t> tokens, uint64_t salt, std::vector<int32_t>& path) const;
+    // How many leading nodes of `path` a match may use: all, or with a window
+    // pool the most whose window before the end is all held.
+    size_t usable(std::span<const int32_t> path) const;
+    void attach_window(int32_t node, int32_t window_block);
 
     BlockPool& pool_;
     int32_t block_size_;
     BlockHashFn hash_;
+    WindowPool window_;
     uint64_t tick_ = 0;
     int64_t n_nodes_ = 0;
     int32_t n_evictable_ = 0;  // non-root nodes not blocked

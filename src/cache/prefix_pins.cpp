@@ -5,40 +5,47 @@
 
 namespace tessera {
 
-PrefixPins::PrefixPins(BlockPool& pool, int32_t max_blocks) : pool_(pool), max_blocks_(max_blocks) {}
+PrefixPins::PrefixPins(BlockPool& pool, int32_t max_blocks, BlockPool* window_pool)
+    : pool_(pool), window_pool_(window_pool), max_blocks_(max_blocks) {}
 
 PrefixPins::~PrefixPins() {
-    for (const auto& [last, pin] : pins_) release(pin);
+    for (const auto& [last, pin] : pins_) {
+        release(pin.prefix);
+        n_blocks_ -= static_cast<int32_t>(pin.prefix.blocks.size());
+    }
 }
 
-void PrefixPins::release(const Pin& pin) {
-    for (int32_t b : pin.blocks) pool_.unref(b);
-    n_blocks_ -= static_cast<int32_t>(pin.blocks.size());
+void PrefixPins::release(const PrefixCache::Match& prefix) {
+    for (int32_t b : prefix.blocks) pool_.unref(b);
+    for (int32_t b : prefix.window_blocks) {
+        if (b >= 0) window_pool_->unref(b);
+    }
 }
 
-bool PrefixPins::pin(std::vector<int32_t> blocks, Clock::time_point deadline) {
-    if (blocks.empty()) return false;
-    const auto it = pins_.find(blocks.back());
+bool PrefixPins::pin(PrefixCache::Match prefix, Clock::time_point deadline) {
+    if (prefix.blocks.empty()) return false;
+    const auto it = pins_.find(prefix.blocks.back());
     if (it != pins_.end()) {  // already held: the newer request extends it
         if (deadline > it->second.deadline) it->second.deadline = deadline;
-        for (int32_t b : blocks) pool_.unref(b);
+        release(prefix);
         return true;
     }
-    const auto n = static_cast<int32_t>(blocks.size());
+    const auto n = static_cast<int32_t>(prefix.blocks.size());
     if (n > max_blocks_ - n_blocks_) {
-        for (int32_t b : blocks) pool_.unref(b);
+        release(prefix);
         return false;
     }
     n_blocks_ += n;
-    const int32_t last = blocks.back();
-    pins_.emplace(last, Pin{std::move(blocks), deadline});
+    const int32_t last = prefix.blocks.back();
+    pins_.emplace(last, Pin{std::move(prefix), deadline});
     return true;
 }
 
 void PrefixPins::expire(Clock::time_point now) {
     for (auto it = pins_.begin(); it != pins_.end();) {
         if (it->second.deadline <= now) {
-            release(it->second);
+            release(it->second.prefix);
+            n_blocks_ -= static_cast<int32_t>(it->second.prefix.blocks.size());
             it = pins_.erase(it);
         } else {
             ++it;

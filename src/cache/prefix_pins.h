@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/block_pool.h"
+#include "cache/prefix_cache.h"
 
 namespace tessera {
 
@@ -17,17 +18,18 @@ public:
     using Clock = std::chrono::steady_clock;
 
     // `max_blocks` caps the references all pins hold together, so pinned
-    // prompts can never starve running requests of KV blocks.
-    PrefixPins(BlockPool& pool, int32_t max_blocks);
+    // prompts can never starve running requests of KV blocks. `window_pool`:
+    // the prefix cache's (WindowPool), whose blocks a match also hands over.
+    PrefixPins(BlockPool& pool, int32_t max_blocks, BlockPool* window_pool = nullptr);
     ~PrefixPins();  // drops every pin's references
     PrefixPins(const PrefixPins&) = delete;
     PrefixPins& operator=(const PrefixPins&) = delete;
 
-    // Keeps `blocks` (a cached prefix, root first, whose references the
-    // caller hands over) until `deadline`. A prefix already pinned keeps its
-    // one set of references and the later deadline. Returns false, dropping
-    // the references, when the pin would take the total past max_blocks.
-    bool pin(std::vector<int32_t> blocks, Clock::time_point deadline);
+    // Keeps the blocks of `prefix` (a match, whose references the caller
+    // hands over) until `deadline`. A prefix already pinned keeps its one set
+    // of references and the later deadline. Returns false, dropping the
+    // references, when the pin would take the total past max_blocks.
+    bool pin(PrefixCache::Match prefix, Clock::time_point deadline);
 
     // Drops the pins whose deadline is at or before `now`.
     void expire(Clock::time_point now);
@@ -38,12 +40,13 @@ public:
 
 private:
     struct Pin {
-        std::vector<int32_t> blocks;
+        PrefixCache::Match prefix;
         Clock::time_point deadline;
     };
-    void release(const Pin& pin);
+    void release(const PrefixCache::Match& prefix);
 
     BlockPool& pool_;
+    BlockPool* window_pool_;
     int32_t max_blocks_;
     int32_t n_blocks_ = 0;
     // Keyed by the prefix's last block: a held block stays in one place of

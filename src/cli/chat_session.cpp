@@ -27,6 +27,8 @@ EngineOptions cli_engine_options(const GenerationFlags& flags, const ModelConfig
     // exactly n blocks needs n + 1 to be filled to the last token.
     o.ctx_size = o.max_context + o.block_size;
     o.max_batch_tokens = kPrefillChunk;
+    o.max_seqs = 1;  // sizes a sliding-window model's window pool for this one sequence
+    o.swa_full = flags.swa_full;
     o.prefill_share = 0;
     o.prefix_cache = true;  // `chat` reuses its earlier turns
     return o;
@@ -53,6 +55,7 @@ void GenerationFlags::add_to(CLI::App& app) {
     app.add_option("-c,--ctx-size", n_ctx, "context size in tokens")->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
     app.add_option("-t,--threads", threads, "compute threads")->check(CLI::Range(1, 256));
     add_kv_type_flags(app, kv_types);
+    app.add_flag("--swa-full", swa_full, kSwaFullHelp);
     spec.add_to(app);
 }
 

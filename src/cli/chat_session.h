@@ -24,6 +24,7 @@ struct GenerationFlags {
     KvTypes kv_types{};
     int threads = default_threads();
     int64_t n_ctx = 4096;
+    bool swa_full = false;  // EngineOptions::swa_full
     SpecFlags spec{};
 
     void add_to(CLI::App& app);

@@ -105,6 +105,7 @@ void add_flags(CLI::App& app, ServeFlags& f) {
     app.add_option("--kv-memory", e.kv_memory_bytes, "KV cache budget in bytes, e.g. 512M or 2G")
         ->transform(CLI::AsSizeValue(false));
     add_kv_type_flags(app, e.kv_types);
+    app.add_flag("--swa-full", e.swa_full, kSwaFullHelp);
     app.add_option("--max-context", e.max_context, "per-request token limit (0: the model's training context)")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("--max-batch-tokens", e.max_batch_tokens, "token budget per engine step")
@@ -268,6 +269,10 @@ void print_model(const ServedModel& served) {
                  static_cast<long long>(m.kv_blocks_total.load()), static_cast<long long>(m.kv_block_size.load()),
                  kv_type_name(o.kv_types.k).c_str(), kv_type_name(o.kv_types.v).c_str(),
                  o.prefix_cache ? "on" : "off", o.max_seqs);
+    if (m.kv_window_blocks_total.load() > 0) {
+        std::fprintf(stderr, "tessera serve: sliding-window layers: %lld blocks of their own (%d sequences' windows)\n",
+                     static_cast<long long>(m.kv_window_blocks_total.load()), o.max_seqs);
+    }
     if (!o.kv_disk_dir.empty()) {
         std::fprintf(stderr, "tessera serve: KV disk tier in %s: %lld blocks found, %lld MiB at most\n",
                      o.kv_disk_dir.c_str(), static_cast<long long>(m.kv_disk_blocks.load()),

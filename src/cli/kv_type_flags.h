@@ -10,6 +10,9 @@
 
 namespace tessera {
 
+inline constexpr const char* kSwaFullHelp =
+    "sliding-window layers keep the whole context's KV (default: only their window's, in a pool of their own)";
+
 inline void add_kv_type_flags(CLI::App& app, KvTypes& types) {
     const CLI::Validator valid(
         [](std::string& s) { return parse_kv_type(s) ? std::string() : "must be f32, f16, bf16 or q8_0"; },

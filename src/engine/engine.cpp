@@ -33,11 +33,46 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
     return std::chrono::duration<double>(b - a).count();
 }
 
-int64_t kv_blocks_for(const ModelConfig& c, const EngineOptions& o) {
-    const int64_t block_bytes = KvCache::bytes_per_block(c.n_layer, c.kv_dim(), o.block_size, o.kv_types);
-    const int64_t blocks = o.kv_memory_bytes > 0 ? o.kv_memory_bytes / block_bytes
-                                                 : (o.ctx_size + o.block_size - 1) / o.block_size;
-    return std::max<int64_t>(blocks, 1);
+struct KvLayout {
+    int64_t n_blocks = 1;  // the main pool's
+    KvWindowPool window;   // no layers: none
+};
+
+// The blocks of a -c context or a --kv-memory budget. Sliding-window layers
+// get a pool of their own when it is smaller than the main one: a running
+// sequence holds at most its window and a step's tokens there, plus a
+// partly filled run at each end. (A model whose every layer is windowed
+// keeps one pool: there would be no main one to size.)
+KvLayout kv_layout(const ModelConfig& c, const EngineOptions& o) {
+    std::vector<uint8_t> windowed(static_cast<size_t>(c.n_layer));
+    int n_windowed = 0;
+    for (int l = 0; l < c.n_layer; ++l) n_windowed += windowed[static_cast<size_t>(l)] = c.is_local_layer(l) ? 1 : 0;
+    const bool split = n_windowed > 0 && n_windowed < c.n_layer && !o.swa_full && o.kv_disk_dir.empty();
+    const int64_t per_seq = (c.sliding_window + o.max_batch_tokens + o.block_size - 1) / o.block_size + 2;
+    const int64_t n_window = per_seq * std::max(1, o.max_seqs);
+    const auto bytes = [&](int n_layer) { return KvCache::bytes_per_block(n_layer, c.kv_dim(), o.block_size, o.kv_types); };
+    KvLayout l;
+    if (o.kv_memory_bytes <= 0) {
+        l.n_blocks = (o.ctx_size + o.block_size - 1) / o.block_size;
+    } else {
+        l.n_blocks = o.kv_memory_bytes / bytes(c.n_layer);
+        if (split && n_window < l.n_blocks) {
+            l.n_blocks = (o.kv_memory_bytes - n_window * bytes(n_windowed)) / bytes(c.n_layer - n_windowed);
+        }
+    }
+    l.n_blocks = std::max<int64_t>(l.n_blocks, 1);
+    if (split && n_window < l.n_blocks) l.window = KvWindowPool{std::move(windowed), static_cast<int>(n_window)};
+    return l;
+}
+
+KvCache make_cache(const ModelConfig& c, const EngineOptions& o) {
+    KvLayout l = kv_layout(c, o);
+    return KvCache(c.n_layer, c.n_head_kv, c.head_dim, static_cast<int>(l.n_blocks), o.block_size, o.kv_types,
+                   std::move(l.window));
+}
+
+WindowPool window_pool(KvCache& cache, const ModelConfig& c) {
+    return cache.has_window_pool() ? WindowPool{&cache.window_blocks(), c.sliding_window} : WindowPool{};
 }
 
 Expected<Pooling> resolve_pooling(const Model& model, const EngineOptions& o) {
@@ -51,12 +86,13 @@ Expected<Pooling> resolve_pooling(const Model& model, const EngineOptions& o) {
 
 Engine::Impl::Impl(Model& model, const Tokenizer& tokenizer, EngineOptions options, std::unique_ptr<DiskTier> disk_tier)
     : model_(model), tokenizer_(tokenizer), options_(options),
-      cache_(model.config().n_layer, model.config().n_head_kv, model.config().head_dim,
-             static_cast<int>(kv_blocks_for(model.config(), options)), options.block_size, options.kv_types),
+      cache_(make_cache(model.config(), options)),
       scheduler_(cache_.blocks(), cache_.block_size(),
-                 SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share}),
-      pins_(cache_.blocks(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
-                                                  std::clamp(options.max_pinned_share, 0.0, 1.0))),
+                 SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share},
+                 window_pool(cache_, model.config())),
+      pins_(cache_.blocks(),
+            static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) * std::clamp(options.max_pinned_share, 0.0, 1.0)),
+            cache_.has_window_pool() ? &cache_.window_blocks() : nullptr),
       pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
       mask_worker_(options.mask_thread == EngineOptions::MaskThread::On ||
                    (options.mask_thread == EngineOptions::MaskThread::Auto &&
@@ -66,6 +102,7 @@ Engine::Impl::Impl(Model& model, const Tokenizer& tokenizer, EngineOptions optio
     const int64_t model_ctx = options.max_context > 0 ? options.max_context : model.config().n_ctx_train;
     max_context_ = std::min(model_ctx, capacity);
     metrics_.kv_blocks_total = cache_.n_blocks();
+    metrics_.kv_window_blocks_total = cache_.n_window_blocks();
     metrics_.kv_block_size = cache_.block_size();
     if (options.spec.drafter) {
         metrics_.spec_drafter = options.spec.drafter->name();
@@ -171,6 +208,7 @@ void Engine::Impl::loop() {
         metrics_.waiting = static_cast<int64_t>(scheduler_.n_waiting());
         metrics_.running = static_cast<int64_t>(scheduler_.n_running());
         metrics_.kv_blocks_used = cache_.n_blocks() - cache_.free_blocks();
+        metrics_.kv_window_blocks_used = cache_.n_window_blocks() - cache_.window_blocks().n_free();
         metrics_.kv_blocks_cached = scheduler_.prefix_cache().evictable_blocks();
         metrics_.kv_blocks_pinned = pins_.n_blocks();
         metrics_.kv_pins = static_cast<int64_t>(pins_.n_pins());
@@ -263,7 +301,7 @@ void Engine::Impl::handle_cancellations() {
 
 void Engine::Impl::step() {
     ScheduleOutput out = scheduler_.schedule();
-    for (const SlotCopy& c : out.copies) cache_.copy_slots(c.src, c.dst, c.n);  // before anything reads them
+    for (const SlotCopy& c : out.copies) cache_.copy_slots(c.src, c.dst, c.n, c.window);  // before anything reads them
     metrics_.preemptions.fetch_add(static_cast<uint64_t>(out.n_preempted), std::memory_order_relaxed);
     if (out.runs.empty()) {
         // Nothing runs and the first waiting sequence could not be admitted
@@ -289,6 +327,7 @@ void Engine::Impl::step() {
                        std::span<const int32_t>(s.tokens.data() + s.n_computed, static_cast<size_t>(r.n_tokens)),
                        r.logits && !owner->pooled);
         }
+        if (!s.window_table.empty()) batch_.seqs.back().window_table = s.window_table.data();
         if (owner->pooled) mark_pooled_rows(*owner, batch_.seqs.back());
         owners.push_back(owner);
     }
@@ -508,10 +547,10 @@ int64_t Engine::Impl::pin_prefix(const Choice& choice) {
     PrefixCache::Match m = scheduler_.prefix_cache().match(
         std::span<const int32_t>(r.prompt.data(), static_cast<size_t>(n_pin)), r.cache_salt);
     if (m.n_tokens < n_pin) {  // a part was never cached (e.g. a preempted prompt): nothing to keep
-        for (int32_t b : m.blocks) cache_.blocks().unref(b);
+        scheduler_.prefix_cache().release(m);
         return 0;
     }
-    if (!pins_.pin(std::move(m.blocks), std::chrono::steady_clock::now() + r.cache_pin.ttl)) return 0;
+    if (!pins_.pin(std::move(m), std::chrono::steady_clock::now() + r.cache_pin.ttl)) return 0;
     return n_pin - std::min(choice.seq.n_cached, n_pin);
 }
 
@@ -550,7 +589,7 @@ Expected<std::unique_ptr<Engine>> Engine::start(Model& model, const Tokenizer& t
     if (options.max_seqs < 1) return Status::error("max sequences must be positive");
     if (options.prefill_share < -1) return Status::error("the prefill share must be -1 (auto), 0 (off) or positive");
     TS_RETURN_IF_ERROR(check_kv_types(options.kv_types, model.config().head_dim));
-    if (kv_blocks_for(model.config(), options) * options.block_size > INT32_MAX) {
+    if (kv_layout(model.config(), options).n_blocks * options.block_size > INT32_MAX) {
         return Status::error("the KV cache may hold at most " + std::to_string(INT32_MAX) + " tokens");
     }
     if (model.config().n_vocab != tokenizer.n_vocab()) {

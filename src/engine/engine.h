@@ -58,6 +58,12 @@ struct EngineOptions {
     // file in this directory, at most kv_disk_bytes of it; empty: off.
     std::string kv_disk_dir{};
     uint64_t kv_disk_bytes = uint64_t{1} << 30;
+    // Sliding-window layers (gemma2/3, gpt-oss) keep every position's K/V in
+    // the main pool, as llama.cpp's --swa-full (and the KV disk tier, whose
+    // records are whole blocks of every layer) does. Otherwise they get a
+    // pool of their own, sized for max_seqs windows, and each sequence frees
+    // its runs there as they slide out of its window.
+    bool swa_full = false;
     std::optional<Pooling> pooling{}; // embeddings; unset: the model's (model_pooling)
     RequestLimits limits{};           // per-request caps (the server reads the same ones)
     SpecOptions spec{};

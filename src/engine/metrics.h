@@ -43,6 +43,9 @@ struct EngineMetrics {
     std::atomic<int64_t> running{0};
     std::atomic<int64_t> kv_blocks_used{0};
     std::atomic<int64_t> kv_blocks_total{0};
+    // The sliding-window layers' own pool (EngineOptions::swa_full off); 0 when none.
+    std::atomic<int64_t> kv_window_blocks_used{0};
+    std::atomic<int64_t> kv_window_blocks_total{0};
     std::atomic<int64_t> kv_blocks_cached{0};      // held by the prefix cache alone (evictable)
     std::atomic<int64_t> kv_blocks_pinned{0};      // references held by cache pins (PrefixPins)
     std::atomic<int64_t> kv_pins{0};               // live cache pins

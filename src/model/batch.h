@@ -14,6 +14,9 @@ struct BatchSequence {
     int64_t pos0 = 0;                      // position of this sequence's first batch token
     int32_t first = 0;                     // index of that token in Batch::tokens
     int32_t n_tokens = 0;
+    // The window pool's table (KvCache::windowed layers; entries of blocks
+    // outside every window -1). Needed when the cache has a window pool.
+    const int32_t* window_table = nullptr;
 };
 
 struct Batch {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/check.h"
 #include "kernels/activations.h"
 #include "kernels/kv_rotation.h"
 #include "kernels/rmsnorm.h"
@@ -41,6 +42,16 @@ void copy_residual(ForwardPass& p) {
     });
 }
 
+namespace {
+
+// The table of a sequence's slots in the pool this layer stores into.
+const int32_t* kv_table(const BatchSequence& s, bool windowed) {
+    TS_CHECK(!windowed || s.window_table != nullptr);
+    return windowed ? s.window_table : s.block_table;
+}
+
+}  // namespace
+
 void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const std::vector<RopeTable>& angles,
                      int64_t window) {
     const ModelConfig& c = p.c;
@@ -58,6 +69,10 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     }
 
     const int bs = p.cache.block_size();
+    // A layer in the window pool never looks behind its window: the runs
+    // there may be freed.
+    const bool windowed = p.cache.windowed(layer);
+    TS_CHECK(!windowed || window > 0);
     for_token_ranges(p.pool, n, [&](int, int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             const RopeTable& table_t = angles[static_cast<size_t>(t)];
@@ -90,7 +105,7 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
                 hadamard_blocks(k, c.kv_dim(), r);
             }
             if (const int r = p.cache.v_rotation()) hadamard_blocks(v, c.kv_dim(), r);
-            const int32_t* table = p.batch.seqs[p.batch.seq_of[t]].block_table;
+            const int32_t* table = kv_table(p.batch.seqs[p.batch.seq_of[t]], windowed);
             // Tokens write distinct slots (distinct bytes of a shared K block).
             const int64_t slot = table[pos / bs] + pos % bs;
             p.cache.store(layer, slot, k, v);
@@ -105,7 +120,7 @@ void attention_block(ForwardPass& p, int layer, const RopeParams* rope, const st
     shape.sinks = w.attn_sinks;
     ws.attn_seqs.clear();
     for (const BatchSequence& s : p.batch.seqs) {
-        ws.attn_seqs.push_back(AttnSeq{s.block_table, s.pos0, s.first, s.n_tokens});
+        ws.attn_seqs.push_back(AttnSeq{kv_table(s, windowed), s.pos0, s.first, s.n_tokens});
     }
     attention_batch(shape, p.cache.view(layer), ws.attn_seqs, ws.q.data(), ws.attn.data(), p.pool,
                     ws.attn_scratch, best_simd_level());

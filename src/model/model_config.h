@@ -81,9 +81,9 @@ struct ModelConfig {
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     int32_t q_dim() const { return n_head * head_dim; }
     bool is_gemma() const { return kind == ArchKind::Gemma2 || kind == ArchKind::Gemma3; }
+    bool is_nope_layer(int layer) const { return nope_period > 0 && (layer + 1) % nope_period == 0; }
     // A sliding-window ("local") layer: gemma2 and gpt-oss layers 0, 2, 4...;
     // gemma3 every layer but 5, 11, 17...
-    bool is_nope_layer(int layer) const { return nope_period > 0 && (layer + 1) % nope_period == 0; }
     bool is_local_layer(int layer) const {
         return swa_period > 0 && sliding_window > 0 && (layer + 1) % swa_period != 0;
     }

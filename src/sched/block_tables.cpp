@@ -11,9 +11,11 @@
 
 namespace tessera {
 
-BlockTables::BlockTables(BlockPool& pool, int32_t block_size, std::function<bool()> evict)
-    : pool_(pool), block_size_(block_size), evict_(std::move(evict)) {
+BlockTables::BlockTables(BlockPool& pool, int32_t block_size, std::function<bool(bool window)> evict,
+                         WindowPool window)
+    : pool_(pool), block_size_(block_size), evict_(std::move(evict)), window_(window) {
     TS_CHECK(block_size > 0);
+    TS_CHECK(window.pool == nullptr || window.window > 0);
 }
 
 int32_t BlockTables::take(bool half) {
@@ -25,7 +27,15 @@ int32_t BlockTables::take(bool half) {
             const int32_t b = pool_.allocate();
             if (b >= 0) return b * block_size_;
         }
-        if (evicted || !evict_()) return -1;
+        if (evicted || !evict_(false)) return -1;
+    }
+}
+
+int32_t BlockTables::take_window() {
+    for (bool evicted = false;; evicted = true) {
+        const int32_t b = window_.pool->allocate();
+        if (b >= 0) return b * block_size_;
+        if (evicted || !evict_(true)) return -1;
     }
 }
 
@@ -82,7 +92,40 @@ bool BlockTables::ensure(Sequence& seq, int64_t upto, std::vector<SlotCopy>& cop
         table.push_back(slot);
         seq.half_tail = half_run;
     }
+    return ensure_window(seq, copies);
+}
+
+// The window table follows the block table run for run, in whole blocks
+// (its runs are few: halves would save little), copy-on-write the same way.
+bool BlockTables::ensure_window(Sequence& seq, std::vector<SlotCopy>& copies) {
+    if (window_.pool == nullptr) return true;
+    const int bs = block_size_;
+    std::vector<int32_t>& table = seq.window_table;
+    const auto first = static_cast<size_t>(seq.n_computed / bs);
+    if (first < table.size() && table[first] >= 0 && window_.pool->ref_count(table[first] / bs) > 1) {
+        const int32_t fresh = take_window();
+        if (fresh < 0) return false;
+        const int64_t n = seq.n_computed - static_cast<int64_t>(first) * bs;
+        if (n > 0) copies.push_back({table[first], fresh, static_cast<int32_t>(n), true});
+        window_.pool->unref(table[first] / bs);
+        table[first] = fresh;
+    }
+    while (table.size() < seq.block_table.size()) {
+        const int32_t slot = take_window();
+        if (slot < 0) return false;
+        table.push_back(slot);
+    }
     return true;
+}
+
+void BlockTables::slide(Sequence& seq) {
+    if (window_.pool == nullptr) return;
+    const auto behind = static_cast<size_t>(std::max<int64_t>(0, seq.n_computed - window_.window + 1) / block_size_);
+    for (size_t i = 0; i < behind && i < seq.window_table.size(); ++i) {
+        if (seq.window_table[i] < 0) continue;
+        window_.pool->unref(seq.window_table[i] / block_size_);
+        seq.window_table[i] = -1;
+    }
 }
 
 void BlockTables::share(const Sequence& seq) {
@@ -94,6 +137,9 @@ void BlockTables::share(const Sequence& seq) {
             pool_.ref(slot / block_size_);
         }
     }
+    for (int32_t slot : seq.window_table) {
+        if (slot >= 0) window_.pool->ref(slot / block_size_);
+    }
 }
 
 void BlockTables::truncate(Sequence& seq, int64_t upto) {
@@ -104,6 +150,10 @@ void BlockTables::truncate(Sequence& seq, int64_t upto) {
         table.pop_back();
         seq.half_tail = false;
     }
+    while (seq.window_table.size() > keep) {
+        if (seq.window_table.back() >= 0) window_.pool->unref(seq.window_table.back() / block_size_);
+        seq.window_table.pop_back();
+    }
 }
 
 void BlockTables::release(Sequence& seq) {
@@ -112,6 +162,10 @@ void BlockTables::release(Sequence& seq) {
     }
     seq.block_table.clear();
     seq.half_tail = false;
+    for (int32_t slot : seq.window_table) {
+        if (slot >= 0) window_.pool->unref(slot / block_size_);
+    }
+    seq.window_table.clear();
 }
 
 int64_t BlockTables::unfilled(const std::list<Sequence*>& running) const {

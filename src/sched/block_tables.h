@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cache/block_pool.h"
+#include "cache/prefix_cache.h"
 #include "sched/sequence.h"
 
 namespace tessera {
@@ -25,14 +26,18 @@ struct SlotCopy {
     int32_t src;
     int32_t dst;
     int32_t n;
+    bool window = false;  // slots of the window pool's layers (Sequence::window_table)
 };
 
 class BlockTables {
 public:
     // Slots are pool ids times block_size (halves: half ids times
     // block_size / 2). evict: frees some unreferenced blocks (the prefix
-    // cache's); false when there are none to free.
-    BlockTables(BlockPool& pool, int32_t block_size, std::function<bool()> evict);
+    // cache's) of the main pool, or with `true` of the window pool; false
+    // when there are none to free. With a window pool each sequence also
+    // keeps a window_table of whole blocks there, the same length as its
+    // block_table, whose runs behind the window are freed (slide).
+    BlockTables(BlockPool& pool, int32_t block_size, std::function<bool(bool window)> evict, WindowPool window = {});
 
     // Makes slots exist for positions [0, upto) of seq and makes the run
     // receiving position n_computed its own, appending the K/V copies that
@@ -46,6 +51,8 @@ public:
     void truncate(Sequence& seq, int64_t upto);
     // Drops seq's holds and empties its table.
     void release(Sequence& seq);
+    // Frees the window-pool runs no query from position n_computed on sees.
+    void slide(Sequence& seq);
     // Slots seq's table reaches.
     int64_t capacity(const Sequence& seq) const;
     // Allocated but empty slots: the tails of the running sequences' last
@@ -55,13 +62,16 @@ public:
 
 private:
     int32_t take(bool half);  // the first slot of a new whole or half block, or -1
+    int32_t take_window();    // the first slot of a new window-pool block, or -1
     void drop(int32_t slot, bool half);
+    bool ensure_window(Sequence& seq, std::vector<SlotCopy>& copies);
     bool shared(int32_t slot, bool half) const;
     int32_t half_block() const { return block_size_ % 2 == 0 ? block_size_ / 2 : 0; }  // 0: no halves
 
     BlockPool& pool_;
     int32_t block_size_;
-    std::function<bool()> evict_;
+    std::function<bool(bool window)> evict_;
+    WindowPool window_;
 };
 
 }  // namespace tessera

@@ -16,9 +16,14 @@
 
 namespace tessera {
 
-Scheduler::Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options)
-    : block_size_(block_size), options_(options), prefix_(pool, block_size),
-      tables_(pool, block_size, [this] { return options_.prefix_cache && prefix_.evict(8) > 0; }) {}
+Scheduler::Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options, WindowPool window)
+    : block_size_(block_size), options_(options), prefix_(pool, block_size, default_block_hash, window),
+      tables_(
+          pool, block_size,
+          [this](bool in_window) {
+              return options_.prefix_cache && (in_window ? prefix_.evict_window(32) : prefix_.evict(8)) > 0;
+          },
+          window) {}
 
 Scheduler::~Scheduler() {
     for (Sequence* s : running_) release(*s);
@@ -61,6 +66,7 @@ void Scheduler::accept_drafted(Sequence* seq, int32_t n) {
     TS_CHECK(n >= 0 && static_cast<size_t>(n) <= seq->draft.size());
     TS_CHECK(seq->n_computed <= static_cast<int64_t>(seq->tokens.size()));
     if (seq->n_computed / block_size_ > before / block_size_) cache_blocks(*seq);
+    tables_.slide(*seq);
 }
 
 void Scheduler::end_draft(Sequence* seq) {
@@ -100,6 +106,8 @@ int64_t Scheduler::admit_prefix(Sequence& seq) {
     seq.block_table.clear();
     for (int32_t b : m.blocks) seq.block_table.push_back(b * block_size_);
     seq.half_tail = false;
+    seq.window_table.clear();
+    for (int32_t b : m.window_blocks) seq.window_table.push_back(b < 0 ? -1 : b * block_size_);
     seq.n_computed = m.n_tokens;
     return m.n_tokens;
 }
@@ -263,6 +271,7 @@ void Scheduler::commit(const ScheduleOutput& out) {
         // Share every block as soon as it is computed, mid-prefill included:
         // sequences held back for this prefix are admitted as it lands.
         if (r.seq->n_computed / bs > before / bs) cache_blocks(*r.seq);
+        tables_.slide(*r.seq);  // after caching: the cache keeps the runs a later match needs
     }
 }
 
@@ -273,8 +282,12 @@ void Scheduler::cache_blocks(const Sequence& seq) {
     if (n_full == 0) return;
     // Full runs are whole blocks (a half holds at most half a run).
     block_ids_.clear();
-    for (size_t i = 0; i < n_full; ++i) block_ids_.push_back(seq.block_table[i] / bs);
-    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs), block_ids_, seq.cache_salt);
+    window_ids_.clear();
+    for (size_t i = 0; i < n_full; ++i) {
+        block_ids_.push_back(seq.block_table[i] / bs);
+        if (!seq.window_table.empty()) window_ids_.push_back(seq.window_table[i] < 0 ? -1 : seq.window_table[i] / bs);
+    }
+    prefix_.insert(std::span<const int32_t>(seq.tokens.data(), n_full * bs), block_ids_, seq.cache_salt, window_ids_);
 }
 
 }  // namespace tessera

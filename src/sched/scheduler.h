@@ -63,8 +63,11 @@ struct NewSequence {
 
 class Scheduler {
 public:
-    // `pool` holds block ids of block_size slots each and must outlive the scheduler.
-    Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options);
+    // `pool` holds block ids of block_size slots each and must outlive the
+    // scheduler, as must the window pool of sliding-window layers (if any:
+    // each sequence then gets a window_table, whose runs behind the window
+    // are freed as it advances).
+    Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options, WindowPool window = {});
     ~Scheduler();
 
     // Sets seq up from `init` and queues it at the back of the waiting queue.
@@ -146,7 +149,8 @@ private:
     BlockTables tables_;
     std::deque<Sequence*> waiting_;
     std::list<Sequence*> running_;  // admission order, oldest first
-    std::vector<int32_t> block_ids_;  // cache_blocks' scratch (grown, never shrunk)
+    std::vector<int32_t> block_ids_;   // cache_blocks' scratch (grown, never shrunk)
+    std::vector<int32_t> window_ids_;  // the same for the window pool
     std::vector<Prefill> prefills_;   // schedule's scratch (grown, never shrunk)
     uint64_t queried_tokens_ = 0;
     uint64_t hit_tokens_ = 0;

@@ -17,6 +17,10 @@ struct Sequence {
     int64_t n_computed = 0;            // leading tokens whose K/V is in the cache
     std::vector<int32_t> block_table;  // slot of each block_size run of positions (model/kv_cache.h)
     bool half_tail = false;            // the last entry is a half block
+    // With a KV window pool: the slot of each block_size run in it (whole
+    // blocks), -1 for runs that slid out of the window (freed). Mirrors
+    // block_table's length.
+    std::vector<int32_t> window_table;
     uint64_t cache_salt = 0;           // prefix-cache isolation domain
     // False when every position must be computed here (an embedding that pools
     // more than the last position): admission then matches no cached prefix.

@@ -149,6 +149,11 @@ void kv_families(std::string& out, Sources s) {
           [](const EngineMetrics& m) -> auto& { return m.kv_blocks_used; });
     gauge(out, "tessera_kv_blocks_total", "KV cache blocks in the pool.", s,
           [](const EngineMetrics& m) -> auto& { return m.kv_blocks_total; });
+    gauge(out, "tessera_kv_window_blocks_used", "Blocks in use in the sliding-window layers' own KV pool.", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_window_blocks_used; });
+    gauge(out, "tessera_kv_window_blocks_total",
+          "Blocks of the sliding-window layers' own KV pool (0: those layers use the main pool).", s,
+          [](const EngineMetrics& m) -> auto& { return m.kv_window_blocks_total; });
     gauge(out, "tessera_kv_blocks_cached", "KV blocks held only by the prefix cache (evictable).", s,
           [](const EngineMetrics& m) -> auto& { return m.kv_blocks_cached; });
     gauge(out, "tessera_kv_blocks_pinned", "KV block references held by prompt-cache pins (cache_control TTL).", s,

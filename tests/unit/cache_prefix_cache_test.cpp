@@ -1,6 +1,7 @@
 // Hand-built scenarios for cache/prefix_cache.h: whole-block matching, duplicates,
 // salt isolation, hash collisions, LRU eviction and reference balance (the
-// randomized model check lives in cache_prefix_model_test.cpp).
+// randomized model check lives in cache_prefix_model_test.cpp); with a window
+// pool, a match ends only where the window before it is all held.
 #include "cache/prefix_cache.h"
 
 #include <gtest/gtest.h>
@@ -278,6 +279,71 @@ TEST_F(PrefixCacheDeathTest, MisuseAborts) {
     EXPECT_DEATH(cache.insert(iota_tokens(50, 4), Blocks{b[0]}, 0), "already cached");
     release(b);
     expect_all_free_after_clear();
+}
+
+// A window of 6 positions over blocks of 4: a match ending at run m needs
+// the window blocks of runs m - 2 and m - 1 (positions from 4m - 5 on).
+class PrefixCacheWindowTest : public ::testing::Test {
+protected:
+    // Caches 6 runs whose window blocks are present where `has` says.
+    void cache_runs(const std::vector<bool>& has) {
+        Blocks blocks, window;
+        for (bool h : has) {
+            blocks.push_back(pool.allocate());
+            window.push_back(h ? window_pool.allocate() : -1);
+        }
+        cache.insert(iota_tokens(0, static_cast<int32_t>(has.size()) * kBlock), blocks, 0, window);
+        for (int32_t b : blocks) pool.unref(b);
+        for (int32_t b : window) {
+            if (b >= 0) window_pool.unref(b);
+        }
+    }
+    int64_t match_and_release(int32_t n_tokens) {
+        const PrefixCache::Match m = cache.match(iota_tokens(0, n_tokens), 0);
+        EXPECT_EQ(m.window_blocks.size(), m.blocks.size());
+        EXPECT_EQ(cache.cached_tokens(iota_tokens(0, n_tokens), 0), m.n_tokens);
+        // Only the runs the window reaches are handed over.
+        for (size_t i = 0; i < m.window_blocks.size(); ++i) {
+            EXPECT_EQ(m.window_blocks[i] >= 0, static_cast<int64_t>(i + 2) >= static_cast<int64_t>(m.blocks.size()))
+                << i;
+        }
+        cache.release(m);
+        return m.n_tokens;
+    }
+
+    BlockPool pool{32};
+    BlockPool window_pool{32};
+    PrefixCache cache{pool, kBlock, default_block_hash, WindowPool{&window_pool, 6}};
+};
+
+TEST_F(PrefixCacheWindowTest, MatchEndsWhereTheWindowBeforeItIsHeld) {
+    cache_runs({false, false, true, true, false, true});
+    EXPECT_EQ(match_and_release(24), 16);  // run 4's window block is gone: the match ends after run 3
+    EXPECT_EQ(match_and_release(12), 0);   // runs 0 and 1 are gone: nothing before run 4 can end a match
+    EXPECT_EQ(window_pool.n_free(), 29);   // the cache holds its three
+    EXPECT_EQ(pool.n_free(), 26);
+}
+
+TEST_F(PrefixCacheWindowTest, ALaterSequenceFillsMissingWindowBlocks) {
+    cache_runs({false, false, true, true, false, false});
+    EXPECT_EQ(match_and_release(24), 16);
+    cache_runs({true, true, true, true, true, true});  // computed again: the missing ones join
+    EXPECT_EQ(match_and_release(24), 24);
+    EXPECT_EQ(window_pool.n_free(), 26);  // 6 held: the duplicates of runs 2 and 3 went back
+}
+
+TEST_F(PrefixCacheWindowTest, EvictWindowFreesOnlyBlocksTheCacheAloneHolds) {
+    cache_runs({true, true, true, true, true, true});
+    PrefixCache::Match held = cache.match(iota_tokens(0, 24), 0);  // holds the window blocks of runs 4 and 5
+    EXPECT_EQ(cache.evict_window(100), 4);
+    EXPECT_EQ(cache.n_nodes(), 6);  // the nodes stay
+    EXPECT_EQ(cache.cached_tokens(iota_tokens(0, 24), 0), 24);  // runs 4 and 5 end a match still
+    cache.release(held);
+    EXPECT_EQ(cache.evict_window(1), 1);
+    EXPECT_EQ(cache.cached_tokens(iota_tokens(0, 24), 0), 0);
+    cache.clear();
+    EXPECT_EQ(window_pool.n_free(), 32);
+    EXPECT_EQ(pool.n_free(), 32);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ TEST(PrefixPins, PinnedBlocksSurviveEvictionUntilTheDeadline) {
     const Clock::time_point t0 = Clock::now();
     auto m = cache.match(tokens(3 * kBlock), 0);
     ASSERT_EQ(m.n_tokens, 3 * kBlock);
-    ASSERT_TRUE(pins.pin(std::move(m.blocks), t0 + std::chrono::seconds(10)));
+    ASSERT_TRUE(pins.pin(std::move(m), t0 + std::chrono::seconds(10)));
     EXPECT_EQ(pins.n_blocks(), 3);
     EXPECT_EQ(cache.evict(8), 0);  // held: nothing evictable
     EXPECT_EQ(cache.cached_tokens(tokens(3 * kBlock), 0), 3 * kBlock);
@@ -58,9 +58,9 @@ TEST(PrefixPins, RepinningExtendsTheDeadlineWithoutStackingReferences) {
     PrefixPins pins(pool, 8);
     const std::vector<int32_t> blocks = cache_prefix(pool, cache, 2);
     const Clock::time_point t0 = Clock::now();
-    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0).blocks, t0 + std::chrono::seconds(5)));
-    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0).blocks, t0 + std::chrono::seconds(20)));
-    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0).blocks, t0 + std::chrono::seconds(1)));  // earlier: kept later one
+    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0), t0 + std::chrono::seconds(5)));
+    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0), t0 + std::chrono::seconds(20)));
+    ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0), t0 + std::chrono::seconds(1)));  // earlier: kept later one
     EXPECT_EQ(pins.n_pins(), 1u);
     EXPECT_EQ(pins.n_blocks(), 2);
     for (int32_t b : blocks) EXPECT_EQ(pool.ref_count(b), 2);  // the cache's and one pin's
@@ -76,11 +76,11 @@ TEST(PrefixPins, APinPastTheCapIsRefusedAndItsReferencesDropped) {
     PrefixPins pins(pool, 3);
     const std::vector<int32_t> blocks = cache_prefix(pool, cache, 4);
     const Clock::time_point later = Clock::now() + std::chrono::seconds(60);
-    EXPECT_FALSE(pins.pin(cache.match(tokens(4 * kBlock), 0).blocks, later));
+    EXPECT_FALSE(pins.pin(cache.match(tokens(4 * kBlock), 0), later));
     EXPECT_EQ(pins.n_blocks(), 0);
     for (int32_t b : blocks) EXPECT_EQ(pool.ref_count(b), 1);
-    EXPECT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0).blocks, later));  // a shorter prefix fits
-    EXPECT_FALSE(pins.pin(cache.match(tokens(3 * kBlock), 0).blocks, later));  // 2 + 3 > 3
+    EXPECT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0), later));  // a shorter prefix fits
+    EXPECT_FALSE(pins.pin(cache.match(tokens(3 * kBlock), 0), later));  // 2 + 3 > 3
     EXPECT_EQ(pins.n_blocks(), 2);
 }
 
@@ -91,8 +91,8 @@ TEST(PrefixPins, DestructionReturnsEveryReference) {
         PrefixCache cache(pool, kBlock);
         blocks = cache_prefix(pool, cache, 3);
         PrefixPins pins(pool, 8);
-        ASSERT_TRUE(pins.pin(cache.match(tokens(3 * kBlock), 0).blocks, Clock::now() + std::chrono::hours(1)));
-        ASSERT_TRUE(pins.pin(cache.match(tokens(1 * kBlock), 0).blocks, Clock::now() + std::chrono::hours(1)));
+        ASSERT_TRUE(pins.pin(cache.match(tokens(3 * kBlock), 0), Clock::now() + std::chrono::hours(1)));
+        ASSERT_TRUE(pins.pin(cache.match(tokens(1 * kBlock), 0), Clock::now() + std::chrono::hours(1)));
         EXPECT_EQ(pool.ref_count(blocks[0]), 3);
     }
     EXPECT_EQ(pool.n_free(), 8);

@@ -2,7 +2,10 @@
 // run in a half block while it fits and moves it into a whole block when it
 // grows, without losing a stored value; forks share runs until one writes
 // (copy-on-write); unfilled slots count the tails and the stranded halves;
-// running out of blocks fails cleanly and release returns every block.
+// running out of blocks fails cleanly and release returns every block. With
+// a window pool, the sliding-window layers' runs behind the window are freed
+// as a sequence advances, forks copy those runs too, and the values a
+// window still sees survive.
 #include "sched/block_tables.h"
 
 #include "model/kv_cache.h"
@@ -46,7 +49,7 @@ bool run(BlockTables& t, KvCache& cache, Sequence& s, int64_t n) {
 
 TEST(BlockTablesTest, ShortLastRunLivesInAHalfBlockUntilItGrows) {
     KvCache cache = small_cache(8);
-    BlockTables tables(cache.blocks(), kBs, [] { return false; });
+    BlockTables tables(cache.blocks(), kBs, [](bool) { return false; });
     Sequence s;
     for (int64_t n = 1; n <= 50; ++n) {
         ASSERT_TRUE(run(tables, cache, s, 1));
@@ -65,7 +68,7 @@ TEST(BlockTablesTest, ShortLastRunLivesInAHalfBlockUntilItGrows) {
 
 TEST(BlockTablesTest, TwoShortTailsShareOneBlock) {
     KvCache cache = small_cache(4);
-    BlockTables tables(cache.blocks(), kBs, [] { return false; });
+    BlockTables tables(cache.blocks(), kBs, [](bool) { return false; });
     Sequence a, b;
     ASSERT_TRUE(run(tables, cache, a, 20));  // a whole block and a half
     ASSERT_TRUE(run(tables, cache, b, 3));   // the other half
@@ -80,7 +83,7 @@ TEST(BlockTablesTest, TwoShortTailsShareOneBlock) {
 TEST(BlockTablesTest, ForksCopyASharedRunBeforeWritingIt) {
     for (int64_t prompt : {5, 13, 16, 21}) {  // half tail, whole tail, full last run, whole + half
         KvCache cache = small_cache(8);
-        BlockTables tables(cache.blocks(), kBs, [] { return false; });
+        BlockTables tables(cache.blocks(), kBs, [](bool) { return false; });
         Sequence a;
         ASSERT_TRUE(run(tables, cache, a, prompt));
         Sequence b = a;
@@ -103,7 +106,7 @@ TEST(BlockTablesTest, ForksCopyASharedRunBeforeWritingIt) {
 TEST(BlockTablesTest, RunningOutFailsAndTheTableStaysValid) {
     KvCache cache = small_cache(2);
     int evictions = 0;
-    BlockTables tables(cache.blocks(), kBs, [&] { return ++evictions, false; });
+    BlockTables tables(cache.blocks(), kBs, [&](bool) { return ++evictions, false; });
     Sequence a, b;
     ASSERT_TRUE(run(tables, cache, a, 24));  // one block and a half
     ASSERT_TRUE(run(tables, cache, b, 8));   // the other half
@@ -115,6 +118,92 @@ TEST(BlockTablesTest, RunningOutFailsAndTheTableStaysValid) {
     tables.release(b);
     tables.release(a);
     EXPECT_EQ(cache.blocks().n_free(), 2);
+}
+
+// Two layers: layer 0 windowed (its own pool of n_window blocks), layer 1 not.
+constexpr int64_t kWindow = 20;
+KvCache windowed_cache(int n_blocks, int n_window) {
+    return KvCache(2, 1, 32, n_blocks, kBs, KvTypes{GgmlType::F32, GgmlType::F32}, KvWindowPool{{1, 0}, n_window});
+}
+
+float stored_at(const KvCache& cache, int layer, int64_t slot) {
+    const PagedKv kv = cache.view(layer);
+    return reinterpret_cast<const float*>(kv.v_pool + slot * kv.v_row_bytes)[0];
+}
+
+// Like run(), for both layers: the window layer gets p + 1, the other -(p + 1);
+// then slides as the scheduler does after a step.
+bool run_windowed(BlockTables& t, KvCache& cache, Sequence& s, int64_t n) {
+    std::vector<SlotCopy> copies;
+    const bool ok = t.ensure(s, s.n_computed + n, copies);
+    for (const SlotCopy& c : copies) cache.copy_slots(c.src, c.dst, c.n, c.window);
+    if (!ok) return false;
+    for (int64_t p = s.n_computed; p < s.n_computed + n; ++p) {
+        const std::vector<float> w(32, static_cast<float>(p + 1)), g(32, -static_cast<float>(p + 1));
+        cache.store(0, s.window_table[static_cast<size_t>(p / kBs)] + p % kBs, w.data(), w.data());
+        cache.store(1, s.block_table[static_cast<size_t>(p / kBs)] + p % kBs, g.data(), g.data());
+    }
+    s.n_computed += n;
+    t.slide(s);
+    return true;
+}
+
+// Every position's global value, and the window's values for a query at n_computed.
+void expect_intact(const KvCache& cache, const Sequence& s) {
+    ASSERT_EQ(s.window_table.size(), s.block_table.size());
+    for (int64_t p = 0; p < s.n_computed; ++p) {
+        const size_t run = static_cast<size_t>(p / kBs);
+        ASSERT_EQ(stored_at(cache, 1, s.block_table[run] + p % kBs), -static_cast<float>(p + 1)) << p;
+        const bool seen = p >= s.n_computed - kWindow + 1;  // by the next query, at n_computed
+        if (seen) {
+            ASSERT_EQ(stored_at(cache, 0, s.window_table[run] + p % kBs), static_cast<float>(p + 1)) << p;
+        }
+        // A run wholly behind the window is freed; one the window reaches is held.
+        const bool behind = static_cast<int64_t>(run + 1) * kBs <= s.n_computed - kWindow + 1;
+        ASSERT_EQ(s.window_table[run] < 0, behind) << "run " << run << " at " << s.n_computed;
+    }
+}
+
+TEST(BlockTablesTest, WindowRunsBehindTheWindowAreFreedAsTheSequenceAdvances) {
+    KvCache cache = windowed_cache(16, 3);  // 3 runs: a 20-token window spans at most 3 runs of 16
+    BlockTables tables(cache.blocks(), kBs, [](bool) { return false; }, WindowPool{&cache.window_blocks(), kWindow});
+    Sequence s;
+    for (int64_t n = 1; n <= 200; ++n) {
+        ASSERT_TRUE(run_windowed(tables, cache, s, 1)) << n;
+        expect_intact(cache, s);
+    }
+    EXPECT_LE(cache.window_blocks().n_free(), 2);
+    // A 40-token chunk needs its window and the chunk at once: 4 runs.
+    Sequence chunked;
+    ASSERT_TRUE(run_windowed(tables, cache, chunked, 8));  // one run: the pool is now out
+    std::vector<SlotCopy> copies;
+    EXPECT_FALSE(tables.ensure(chunked, 48, copies));
+    tables.release(chunked);
+    tables.release(s);
+    EXPECT_EQ(cache.blocks().n_free(), 16);
+    EXPECT_EQ(cache.window_blocks().n_free(), 3);
+}
+
+TEST(BlockTablesTest, ForksCopyTheirSharedWindowRunAndSlideApart) {
+    KvCache cache = windowed_cache(16, 8);
+    BlockTables tables(cache.blocks(), kBs, [](bool) { return false; }, WindowPool{&cache.window_blocks(), kWindow});
+    Sequence parent;
+    ASSERT_TRUE(run_windowed(tables, cache, parent, 40));
+    Sequence child = parent;
+    tables.share(child);
+    for (int step = 0; step < 30; ++step) {
+        ASSERT_TRUE(run_windowed(tables, cache, parent, 1));
+        ASSERT_TRUE(run_windowed(tables, cache, child, 1));
+        expect_intact(cache, parent);
+        expect_intact(cache, child);
+    }
+    EXPECT_NE(parent.window_table.back(), child.window_table.back());
+    tables.truncate(child, 50);  // rejected draft positions past 50 go, window runs included
+    EXPECT_EQ(child.window_table.size(), 4u);
+    tables.release(child);
+    tables.release(parent);
+    EXPECT_EQ(cache.blocks().n_free(), 16);
+    EXPECT_EQ(cache.window_blocks().n_free(), 8);
 }
 
 }  // namespace
