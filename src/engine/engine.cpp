@@ -40,16 +40,17 @@ struct KvLayout {
 
 // The blocks of a -c context or a --kv-memory budget. Sliding-window layers
 // get a pool of their own when it is smaller than the main one: a running
-// sequence holds at most its window and a step's tokens there, plus a
-// partly filled run at each end. (A model whose every layer is windowed
-// keeps one pool: there would be no main one to size.)
+// sequence holds its window there, the tokens it runs this step (all
+// sequences' together at most max_batch_tokens) and a partly filled run at
+// each end. (A model whose every layer is windowed keeps one pool: there
+// would be no main one to size.)
 KvLayout kv_layout(const ModelConfig& c, const EngineOptions& o) {
     std::vector<uint8_t> windowed(static_cast<size_t>(c.n_layer));
     int n_windowed = 0;
     for (int l = 0; l < c.n_layer; ++l) n_windowed += windowed[static_cast<size_t>(l)] = c.is_local_layer(l) ? 1 : 0;
     const bool split = n_windowed > 0 && n_windowed < c.n_layer && !o.swa_full && o.kv_disk_dir.empty();
-    const int64_t per_seq = (c.sliding_window + o.max_batch_tokens + o.block_size - 1) / o.block_size + 2;
-    const int64_t n_window = per_seq * std::max(1, o.max_seqs);
+    const auto runs = [&](int64_t tokens) { return (tokens + o.block_size - 1) / o.block_size; };
+    const int64_t n_window = std::max(1, o.max_seqs) * (runs(c.sliding_window) + 3) + runs(o.max_batch_tokens);
     const auto bytes = [&](int n_layer) { return KvCache::bytes_per_block(n_layer, c.kv_dim(), o.block_size, o.kv_types); };
     KvLayout l;
     if (o.kv_memory_bytes <= 0) {

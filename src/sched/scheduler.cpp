@@ -16,12 +16,23 @@
 
 namespace tessera {
 
+namespace {
+
+// Window blocks the cache gives up at once: each call scans the cache
+// (PrefixCache::evict_window), so a big pool frees several per scan; a small
+// one frees one, as every block it keeps may end a later match.
+int32_t window_evict_batch(const WindowPool& window) {
+    return window.pool == nullptr ? 0 : std::clamp(window.pool->n_blocks() / 64, 1, 32);
+}
+
+}  // namespace
+
 Scheduler::Scheduler(BlockPool& pool, int32_t block_size, SchedulerOptions options, WindowPool window)
     : block_size_(block_size), options_(options), prefix_(pool, block_size, default_block_hash, window),
       tables_(
           pool, block_size,
-          [this](bool in_window) {
-              return options_.prefix_cache && (in_window ? prefix_.evict_window(32) : prefix_.evict(8)) > 0;
+          [this, window_batch = window_evict_batch(window)](bool in_window) {
+              return options_.prefix_cache && (in_window ? prefix_.evict_window(window_batch) : prefix_.evict(8)) > 0;
           },
           window) {}
 
