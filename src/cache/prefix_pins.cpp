@@ -5,20 +5,12 @@
 
 namespace tessera {
 
-PrefixPins::PrefixPins(BlockPool& pool, int32_t max_blocks, BlockPool* window_pool)
-    : pool_(pool), window_pool_(window_pool), max_blocks_(max_blocks) {}
+PrefixPins::PrefixPins(PrefixCache& cache, int32_t max_blocks) : cache_(cache), max_blocks_(max_blocks) {}
 
 PrefixPins::~PrefixPins() {
     for (const auto& [last, pin] : pins_) {
-        release(pin.prefix);
+        cache_.release(pin.prefix);
         n_blocks_ -= static_cast<int32_t>(pin.prefix.blocks.size());
-    }
-}
-
-void PrefixPins::release(const PrefixCache::Match& prefix) {
-    for (int32_t b : prefix.blocks) pool_.unref(b);
-    for (int32_t b : prefix.window_blocks) {
-        if (b >= 0) window_pool_->unref(b);
     }
 }
 
@@ -27,12 +19,12 @@ bool PrefixPins::pin(PrefixCache::Match prefix, Clock::time_point deadline) {
     const auto it = pins_.find(prefix.blocks.back());
     if (it != pins_.end()) {  // already held: the newer request extends it
         if (deadline > it->second.deadline) it->second.deadline = deadline;
-        release(prefix);
+        cache_.release(prefix);
         return true;
     }
     const auto n = static_cast<int32_t>(prefix.blocks.size());
     if (n > max_blocks_ - n_blocks_) {
-        release(prefix);
+        cache_.release(prefix);
         return false;
     }
     n_blocks_ += n;
@@ -44,7 +36,7 @@ bool PrefixPins::pin(PrefixCache::Match prefix, Clock::time_point deadline) {
 void PrefixPins::expire(Clock::time_point now) {
     for (auto it = pins_.begin(); it != pins_.end();) {
         if (it->second.deadline <= now) {
-            release(it->second.prefix);
+            cache_.release(it->second.prefix);
             n_blocks_ -= static_cast<int32_t>(it->second.prefix.blocks.size());
             it = pins_.erase(it);
         } else {

@@ -18,9 +18,10 @@ public:
     using Clock = std::chrono::steady_clock;
 
     // `max_blocks` caps the references all pins hold together, so pinned
-    // prompts can never starve running requests of KV blocks. `window_pool`:
-    // the prefix cache's (WindowPool), whose blocks a match also hands over.
-    PrefixPins(BlockPool& pool, int32_t max_blocks, BlockPool* window_pool = nullptr);
+    // prompts can never starve running requests of KV blocks. `cache` gave
+    // the matches pinned and takes their references back; it must outlive
+    // the pins.
+    PrefixPins(PrefixCache& cache, int32_t max_blocks);
     ~PrefixPins();  // drops every pin's references
     PrefixPins(const PrefixPins&) = delete;
     PrefixPins& operator=(const PrefixPins&) = delete;
@@ -43,10 +44,7 @@ private:
         PrefixCache::Match prefix;
         Clock::time_point deadline;
     };
-    void release(const PrefixCache::Match& prefix);
-
-    BlockPool& pool_;
-    BlockPool* window_pool_;
+    PrefixCache& cache_;
     int32_t max_blocks_;
     int32_t n_blocks_ = 0;
     // Keyed by the prefix's last block: a held block stays in one place of

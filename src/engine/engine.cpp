@@ -91,9 +91,8 @@ Engine::Impl::Impl(Model& model, const Tokenizer& tokenizer, EngineOptions optio
       scheduler_(cache_.blocks(), cache_.block_size(),
                  SchedulerOptions{options.max_batch_tokens, options.max_seqs, options.prefix_cache, options.prefill_share},
                  window_pool(cache_, model.config())),
-      pins_(cache_.blocks(),
-            static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) * std::clamp(options.max_pinned_share, 0.0, 1.0)),
-            cache_.has_window_pool() ? &cache_.window_blocks() : nullptr),
+      pins_(scheduler_.prefix_cache(), static_cast<int32_t>(static_cast<double>(cache_.n_blocks()) *
+                                                            std::clamp(options.max_pinned_share, 0.0, 1.0))),
       pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
       mask_worker_(options.mask_thread == EngineOptions::MaskThread::On ||
                    (options.mask_thread == EngineOptions::MaskThread::Auto &&

@@ -34,7 +34,7 @@ std::vector<int32_t> cache_prefix(BlockPool& pool, PrefixCache& cache, int32_t n
 TEST(PrefixPins, PinnedBlocksSurviveEvictionUntilTheDeadline) {
     BlockPool pool(8);
     PrefixCache cache(pool, kBlock);
-    PrefixPins pins(pool, 8);
+    PrefixPins pins(cache, 8);
     cache_prefix(pool, cache, 3);
     const Clock::time_point t0 = Clock::now();
     auto m = cache.match(tokens(3 * kBlock), 0);
@@ -55,7 +55,7 @@ TEST(PrefixPins, PinnedBlocksSurviveEvictionUntilTheDeadline) {
 TEST(PrefixPins, RepinningExtendsTheDeadlineWithoutStackingReferences) {
     BlockPool pool(8);
     PrefixCache cache(pool, kBlock);
-    PrefixPins pins(pool, 8);
+    PrefixPins pins(cache, 8);
     const std::vector<int32_t> blocks = cache_prefix(pool, cache, 2);
     const Clock::time_point t0 = Clock::now();
     ASSERT_TRUE(pins.pin(cache.match(tokens(2 * kBlock), 0), t0 + std::chrono::seconds(5)));
@@ -73,7 +73,7 @@ TEST(PrefixPins, RepinningExtendsTheDeadlineWithoutStackingReferences) {
 TEST(PrefixPins, APinPastTheCapIsRefusedAndItsReferencesDropped) {
     BlockPool pool(8);
     PrefixCache cache(pool, kBlock);
-    PrefixPins pins(pool, 3);
+    PrefixPins pins(cache, 3);
     const std::vector<int32_t> blocks = cache_prefix(pool, cache, 4);
     const Clock::time_point later = Clock::now() + std::chrono::seconds(60);
     EXPECT_FALSE(pins.pin(cache.match(tokens(4 * kBlock), 0), later));
@@ -90,7 +90,7 @@ TEST(PrefixPins, DestructionReturnsEveryReference) {
     {
         PrefixCache cache(pool, kBlock);
         blocks = cache_prefix(pool, cache, 3);
-        PrefixPins pins(pool, 8);
+        PrefixPins pins(cache, 8);
         ASSERT_TRUE(pins.pin(cache.match(tokens(3 * kBlock), 0), Clock::now() + std::chrono::hours(1)));
         ASSERT_TRUE(pins.pin(cache.match(tokens(1 * kBlock), 0), Clock::now() + std::chrono::hours(1)));
         EXPECT_EQ(pool.ref_count(blocks[0]), 3);
