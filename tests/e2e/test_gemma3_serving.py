@@ -34,14 +34,24 @@ def agreed_prefix(case):
     return out
 
 
-@pytest.fixture(scope="module")
-def served(tessera_bin):
+def model_path():
     path = os.environ.get("TESSERA_GEMMA3_MODEL") or str(ROOT / "models" / "gemma-3-270m-q4_k_m.gguf")
     if not os.path.exists(path):
         if os.environ.get("CI"):
             pytest.fail("CI must fetch Gemma 3 270M (scripts/fetch_model.sh gemma3-270m)")
         pytest.skip("Gemma 3 270M not fetched (scripts/fetch_model.sh gemma3-270m)")
-    srv = ServerProcess(tessera_bin, path, ["--ctx-size", "2048"])
+    return path
+
+
+def gauge(srv, name):
+    r = httpx.get(srv.base_url + "/metrics", timeout=30)
+    assert r.status_code == 200, r.text
+    return float(next(line.split()[-1] for line in r.text.splitlines() if line.startswith(name)))
+
+
+@pytest.fixture(scope="module")
+def served(tessera_bin):
+    srv = ServerProcess(tessera_bin, model_path(), ["--ctx-size", "2048"])
     yield srv
     assert srv.stop() == 0, srv.final_log
 
@@ -81,3 +91,30 @@ def test_greedy_completions_agree_with_llama_cpp_alone_and_batched(served):
     for case, want, a, t in zip(cases, wants, alone, together):
         assert a.startswith(want), f"{case['name']}: {a!r} does not start with llama.cpp's {want!r}"
         assert t.startswith(want), f"{case['name']} batched: {t!r} does not start with llama.cpp's {want!r}"
+
+
+@pytest.mark.skipif(SANITIZED, reason="the long prompts take minutes in the sanitized build")
+def test_window_pool_keeps_llama_cpp_s_tokens_past_the_window(tessera_bin):
+    # 4 sequences: the local layers' own pool (4 windows of 32 blocks, 3
+    # partial blocks each, and a 512-token step: 172 blocks) is smaller than
+    # the main pool (4096 tokens: 256 blocks), so the engine uses it, and the
+    # long prompts run with the blocks behind each window freed as they go.
+    srv = ServerProcess(tessera_bin, model_path(), ["--ctx-size", "4096", "--max-seqs", "4"])
+    try:
+        assert gauge(srv, "tessera_kv_window_blocks_total") == 172
+        cases = [c for c in json.loads(GOLDEN.read_text())["cases"] if len(c["prompt_tokens"]) > 1000]
+        assert len(cases) == 2
+        prompts = [c["prompt_tokens"] for c in cases]
+        wants = [detokenize(srv, agreed_prefix(c)) for c in cases]
+        assert all(wants)
+        alone = [complete(srv, p) for p in prompts]
+        # Again, together: now the second wave reads the prompts from the cache.
+        with concurrent.futures.ThreadPoolExecutor(len(prompts)) as pool:
+            together = list(pool.map(lambda p: complete(srv, p), prompts))
+        for case, want, a, t in zip(cases, wants, alone, together):
+            assert a.startswith(want), f"{case['name']}: {a!r} does not start with llama.cpp's {want!r}"
+            assert t.startswith(want), f"{case['name']} again: {t!r} does not start with llama.cpp's {want!r}"
+        # Only the prefix cache holds window blocks now, and at most the pool.
+        assert 0 < gauge(srv, "tessera_kv_window_blocks_used") <= 172
+    finally:
+        assert srv.stop() == 0, srv.final_log
