@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches llama.cpp's own tokenizer suite (models/ggml-vocab-*.gguf with their
-# .inp/.out cases, MIT licence) from the llama-cpp-python sdist on PyPI, which
+# .inp/.out cases, MIT licence), and gpt-oss's chat template (the harmony
+# format's tests), from the llama-cpp-python sdist on PyPI, which
 # vendors llama.cpp, checks the tarball's sha256 and caches the files under
 # models/ggml-vocab/ (the files are too large to commit: 77 MB together).
 # Prints the folder. Fetches only once.
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 VERSION=0.3.36
 SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 DEST=models/ggml-vocab
-STAMP=$DEST/.llama-cpp-python-$VERSION
+STAMP=$DEST/.llama-cpp-python-$VERSION-2  # -2: with gpt-oss's chat template
 
 if [ -f "$STAMP" ]; then
   echo "$DEST"
@@ -33,8 +34,9 @@ if ! echo "$SHA256  $tarball" | sha256sum -c --status; then
   echo "fetch_vocab_suite: sha256 mismatch for $tarball" >&2
   exit 1
 fi
-tar -xzf "$tarball" -C "$tmp" --wildcards "llama_cpp_python-$VERSION/vendor/llama.cpp/models/ggml-vocab-*"
+models="llama_cpp_python-$VERSION/vendor/llama.cpp/models"
+tar -xzf "$tarball" -C "$tmp" --wildcards "$models/ggml-vocab-*" "$models/templates/openai-gpt-oss-120b.jinja"
 rm -rf "$DEST" && mkdir -p "$DEST"
-mv "$tmp/llama_cpp_python-$VERSION/vendor/llama.cpp/models/"ggml-vocab-* "$DEST/"
+mv "$tmp/$models/"ggml-vocab-* "$tmp/$models/templates/openai-gpt-oss-120b.jinja" "$DEST/"
 touch "$STAMP"
 echo "$DEST"

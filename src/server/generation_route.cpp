@@ -46,8 +46,7 @@ private:
         for (ChoiceResult& c : choices_) {
             if (c.finish != FinishReason::Stop && c.finish != FinishReason::Length) continue;
             ToolCallOutput parsed = parse_tool_calls(c.text, *meta_.tool_family);
-            if (parsed.calls.empty()) continue;
-            c.text = std::move(parsed.content);
+            c.text = std::move(parsed.content);  // without calls: the text, or what a stream sends (harmony: the final channel)
             c.tool_calls = std::move(parsed.calls);
         }
     }
@@ -160,8 +159,10 @@ Submission submit_generation(HttpServer::State& state, ApiKind kind, const Json&
                           .model = pr.model.empty() ? model->name() : pr.model,
                           .logprobs = pr.gen.top_logprobs >= 0,
                           .tokens_as_ids = pr.tokens_as_ids};
-    if (kind == ApiKind::Chat && pr.tools.offered()) {
-        s.meta.tool_family = model->chat_template->tool_call_family();
+    // A harmony reply is always parsed: its channels are never content as they stand.
+    const ToolCallFamily family = model->chat_template->tool_call_family();
+    if (kind == ApiKind::Chat && (pr.tools.offered() || family == ToolCallFamily::Harmony)) {
+        s.meta.tool_family = family;
         s.meta.tool_call_seed = state.random_u64();
     }
     // What the key's tokens per minute reserve: the most the request can use.

@@ -35,6 +35,9 @@ std::string call_syntax(ToolCallFamily family, const std::string& name, const st
                    literal("\n```<｜tool▁call▁end｜>");
         case ToolCallFamily::FunctionaryV31: return literal("<function=" + name + ">") + " " + args + " \"</function>\"";
         case ToolCallFamily::FunctionaryV32: return literal(name + "\n") + " " + args;
+        // Straight to the call (no analysis first); <|call|> ends generation after it.
+        case ToolCallFamily::Harmony:
+            return literal("<|channel|>commentary to=functions." + name + " <|constrain|>json<|message|>") + " " + args;
         case ToolCallFamily::Hermes:
         case ToolCallFamily::Mistral:
         case ToolCallFamily::Generic: break;
@@ -58,6 +61,8 @@ std::string wrap(ToolCallFamily family, bool parallel) {
         case ToolCallFamily::FunctionaryV31: return calls("tool-call", R"("\n")");
         // The generation prompt ends in ">>>": the first call comes without it.
         case ToolCallFamily::FunctionaryV32: return calls("tool-call", R"(">>>")");
+        // One call a turn: <|call|> ends generation.
+        case ToolCallFamily::Harmony: return "tool-call";
         case ToolCallFamily::Generic: break;
     }
     return R"("{\"tool_calls\":[" )" + calls("tool-call", R"(",")") + R"( "]}")";

@@ -101,7 +101,9 @@ Expected<std::string> ChatTemplate::render(ChatRenderInput in) const {
     // The template may want string arguments, or know nothing of tool calls;
     // if no form renders, the error of the first (the usual) form is the one
     // that explains.
-    for (ToolMessageForm form : {ToolMessageForm::Strings, ToolMessageForm::Plain}) {
+    for (ToolMessageForm form : {ToolMessageForm::Strings, ToolMessageForm::ObjectsEmptyContent, ToolMessageForm::Plain}) {
+        // A template that never reads tool_calls would render calls with empty content as nothing.
+        if (form == ToolMessageForm::ObjectsEmptyContent && source_.find("tool_calls") == std::string::npos) continue;
         auto text = render_as(form);
         if (text) return text;
     }

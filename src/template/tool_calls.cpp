@@ -250,6 +250,48 @@ ToolCallOutput parse_functionary_v32(std::string_view text) {
     return with_content(std::move(content), std::move(calls));
 }
 
+// Harmony: the body of each message that carries a header. Text before the
+// first header (a reply that ignored the format) is content.
+ToolCallOutput parse_harmony(std::string_view text) {
+    constexpr std::string_view kMessage = "<|message|>", kChannel = "<|channel|>", kTo = " to=";
+    if (text.find(kMessage) == std::string_view::npos) return no_calls(text);
+    std::string content;
+    std::vector<ToolCall> calls;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t body = text.find(kMessage, pos);
+        if (body == std::string_view::npos) break;
+        const std::string_view header = text.substr(pos, body - pos);
+        if (pos == 0 && header.find(kChannel) == std::string_view::npos) content += header;  // no frame yet
+        size_t end = text.size();
+        for (std::string_view close : {"<|end|>", "<|start|>", "<|call|>", "<|return|>"}) {
+            end = std::min(end, text.find(close, body + kMessage.size()));
+        }
+        const std::string_view message = text.substr(body + kMessage.size(), end - body - kMessage.size());
+        const size_t channel = header.find(kChannel);
+        std::string_view channel_name =
+            channel == std::string_view::npos ? std::string_view() : header.substr(channel + kChannel.size());
+        channel_name = channel_name.substr(0, std::min(channel_name.find(' '), channel_name.find("<|")));
+        const size_t to = header.find(kTo);
+        std::string_view recipient = to == std::string_view::npos ? std::string_view() : header.substr(to + kTo.size());
+        size_t name_len = 0;
+        while (name_len < recipient.size() && (is_name_char(recipient[name_len]) || recipient[name_len] == '.')) ++name_len;
+        recipient = recipient.substr(0, name_len);
+        if (recipient.substr(0, 10) == "functions.") {
+            size_t object_end = 0;
+            if (auto call = named_call(recipient.substr(10), message, object_end)) calls.push_back(std::move(*call));
+        } else if (channel_name == "final" || (channel_name == "commentary" && recipient.empty())) {
+            content += message;
+        }
+        // Past the message and its closing token (a rendered <|start|> opens the next header).
+        pos = end;
+        for (std::string_view close : {"<|end|>", "<|call|>", "<|return|>"}) {
+            if (text.substr(pos, close.size()) == close) pos += close.size();
+        }
+    }
+    return calls.empty() ? ToolCallOutput{content, {}} : with_content(std::move(content), std::move(calls));
+}
+
 // The whole message is calls: JSON objects separated by ';'.
 ToolCallOutput parse_llama3(std::string_view text) {
     std::string_view rest = trim(text);
@@ -331,6 +373,7 @@ size_t functionary_v32_start(std::string_view text, bool complete, size_t from) 
 }  // namespace
 
 ToolCallFamily tool_call_family(std::string_view source) {
+    if (source.find("<|channel|>") != std::string_view::npos) return ToolCallFamily::Harmony;
     if (source.find(kDeepSeekCalls) != std::string_view::npos) return ToolCallFamily::DeepSeek;
     // Before Llama 3: Functionary v3.1's template also knows <|python_tag|>.
     if (source.find(kFunctionOpen) != std::string_view::npos) return ToolCallFamily::FunctionaryV31;
@@ -351,6 +394,7 @@ const char* tool_call_family_name(ToolCallFamily family) {
         case ToolCallFamily::DeepSeek: return "deepseek";
         case ToolCallFamily::FunctionaryV31: return "functionary-v3.1";
         case ToolCallFamily::FunctionaryV32: return "functionary-v3.2";
+        case ToolCallFamily::Harmony: return "harmony";
         case ToolCallFamily::Generic: break;
     }
     return "generic";
@@ -365,6 +409,7 @@ std::vector<std::string_view> tool_call_markers(ToolCallFamily family) {
             return {kDeepSeekCalls, kDeepSeekCallsEnd, kDeepSeekCall, kDeepSeekSep, kDeepSeekCallEnd};
         case ToolCallFamily::FunctionaryV31:
         case ToolCallFamily::FunctionaryV32:
+        case ToolCallFamily::Harmony:  // its frame tokens are user-defined, rendered anyway (tokenizer/vocab.h)
         case ToolCallFamily::Generic: break;
     }
     return {};
@@ -378,6 +423,7 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family) {
         case ToolCallFamily::DeepSeek: return parse_deepseek(text);
         case ToolCallFamily::FunctionaryV31: return parse_functionary_v31(text);
         case ToolCallFamily::FunctionaryV32: return parse_functionary_v32(text);
+        case ToolCallFamily::Harmony: return parse_harmony(text);
         case ToolCallFamily::Generic: break;
     }
     return parse_generic(text);
@@ -387,6 +433,7 @@ size_t tool_call_start(std::string_view text, ToolCallFamily family, bool comple
     if (family == ToolCallFamily::Llama3) return llama3_start(text, complete);  // decided at the start
     if (family == ToolCallFamily::FunctionaryV32) return functionary_v32_start(text, complete, from);
     from = std::min(from, text.size());
+    if (family == ToolCallFamily::Harmony) return from;
     const std::string_view rest = text.substr(from);
     switch (family) {
         case ToolCallFamily::Hermes: return from + marker_start(rest, kHermesOpen, complete);
@@ -395,6 +442,7 @@ size_t tool_call_start(std::string_view text, ToolCallFamily family, bool comple
         case ToolCallFamily::FunctionaryV31: return from + marker_start(rest, kFunctionOpen, complete);
         case ToolCallFamily::FunctionaryV32:
         case ToolCallFamily::Llama3:
+        case ToolCallFamily::Harmony:
         case ToolCallFamily::Generic: break;
     }
     // The generic parse takes the first object anywhere, so hold from the

@@ -34,6 +34,15 @@ enum class ToolCallFamily {
     // JSON arguments. Its generation prompt ends in ">>>", so the first
     // section comes without it.
     FunctionaryV32,
+    // gpt-oss's harmony format: the reply is messages, each
+    // [<|start|>assistant][ to=RECIPIENT]<|channel|>CHANNEL[ to=RECIPIENT][ <|constrain|>json]<|message|>TEXT
+    // ended by <|end|> (or <|call|> / <|return|>, which end generation).
+    // The final channel (and commentary without a recipient: preambles) is
+    // the content, the analysis channel (the reasoning) is dropped, and a
+    // message to=functions.NAME is a call with TEXT as its arguments. Its
+    // generation prompt ends in "<|start|>assistant". Every reply of such a
+    // template goes through this parse, tools or not.
+    Harmony,
 };
 
 ToolCallFamily tool_call_family(std::string_view template_source);
@@ -62,6 +71,7 @@ ToolCallOutput parse_tool_calls(std::string_view text, ToolCallFamily family);
 // start if the message opens with '{' or <|python_tag|>, for Functionary
 // v3.2 the start if the message opens with a recipient line (so its text is
 // only sent when the message ends: a known limit), else its first ">>>",
+// for harmony the start (the message frame is never content),
 // for the generic family the first '{' or ``` fence. Text before it can be streamed as
 // content, and parse_tool_calls of the text from there finds the same calls
 // as of the whole message. text.size() when no call can begin in `text` as

@@ -138,10 +138,14 @@ Json tool_message_form(const Json& messages, ToolMessageForm form) {
     if (form == ToolMessageForm::Plain) return plain_form(messages);
     Json out = messages;
     for (Json& msg : out) {
-        if (form == ToolMessageForm::Objects) {
-            map_arguments(msg, as_object);
-        } else {
+        if (form == ToolMessageForm::Strings) {
             map_arguments(msg, as_string);
+        } else {
+            map_arguments(msg, as_object);
+        }
+        if (form == ToolMessageForm::ObjectsEmptyContent && msg.is_object() && msg.contains("content") &&
+            msg["content"].is_null()) {
+            msg["content"] = "";
         }
     }
     return out;

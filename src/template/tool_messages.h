@@ -24,6 +24,10 @@ enum class ToolMessageForm {
     Objects,
     // Each call's `arguments` as a JSON string (objects serialized compactly).
     Strings,
+    // Objects, with a null content as "" (gpt-oss's template tests
+    // `"..." in message.content`, which fails on null in jinja2 too); tried
+    // only for templates that read tool_calls.
+    ObjectsEmptyContent,
     // No tool syntax left for the template: an assistant's calls appended to
     // its content as `{"tool_calls":[{"name":..,"arguments":{..}}]}` (the
     // generic format, see tool_calls.h), a run of `tool` messages as one user

@@ -16,9 +16,9 @@ namespace {
 constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581
 
 // Names llama.cpp treats as end-of-generation, in order of preference for eot.
-constexpr std::array<std::string_view, 10> kEogNames = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-    "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>", "<end_of_utterance>"};
+constexpr std::array<std::string_view, 12> kEogNames = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
+    "<EOT>",      "_<EOT>",     "<|end_of_text|>", "<end_of_utterance>", "<|return|>", "<|call|>"};
 
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
     std::string out;
@@ -120,6 +120,11 @@ void Tokenizer::init_pieces_and_eog() {
     }
     for (int32_t id : {vocab_.eos(), vocab_.eot(), vocab_.eom()}) {
         if (id != kNoToken) eog_[static_cast<size_t>(id)] = true;
+    }
+    if (vocab_.harmony()) {  // gpt-oss: <|end|> closes a message (the analysis), <|return|> or <|call|> the turn
+        const int32_t end = vocab_.find("<|end|>");
+        eog_[static_cast<size_t>(end)] = false;
+        if (eot_ == end) eot_ = vocab_.find("<|return|>");
     }
 }
 

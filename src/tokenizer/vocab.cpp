@@ -88,7 +88,23 @@ Status Vocab::validate_and_index() {
                                  "') does not name two known tokens");
         }
     }
+    mark_harmony_tokens();
     return ok_status();
+}
+
+// As llama.cpp loads any vocabulary: the tokens that frame a harmony message
+// (and, in a harmony vocabulary, <|end|>) are user-defined rather than
+// control tokens, so generated text keeps them and the chat layer can find
+// its channels and tool calls (template/tool_calls.h).
+void Vocab::mark_harmony_tokens() {
+    harmony_ = find("<|return|>") != kNoToken && find("<|call|>") != kNoToken && find("<|end|>") != kNoToken;
+    if (spec_.types.empty()) return;  // all normal already
+    for (std::string_view name : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}) {
+        if (const int32_t id = find(name); id != kNoToken) {
+            spec_.types[static_cast<size_t>(id)] = static_cast<int32_t>(TokenType::UserDefined);
+        }
+    }
+    if (harmony_) spec_.types[static_cast<size_t>(find("<|end|>"))] = static_cast<int32_t>(TokenType::UserDefined);
 }
 
 float Vocab::score(int32_t id) const {

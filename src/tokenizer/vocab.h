@@ -102,9 +102,15 @@ public:
     bool strip_accents() const { return spec_.strip_accents; }
     const std::string& charsmap() const { return spec_.charsmap; }
     bool remove_extra_whitespaces() const { return spec_.remove_extra_whitespaces; }
+    // gpt-oss's harmony vocabulary (o200k_harmony): it has <|return|>,
+    // <|call|> and <|end|>. <|end|> then ends a message, not generation.
+    bool harmony() const { return harmony_; }
 
 private:
     Status validate_and_index();
+    void mark_harmony_tokens();
+
+    bool harmony_ = false;
 
     VocabSpec spec_;
     std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> text_to_id_;

@@ -253,5 +253,41 @@ TEST(Detokenizer, HoldsBackPartialCharacters) {
     EXPECT_EQ(detok.push(1 << 30), "");
 }
 
+// gpt-oss's harmony tokens, as llama.cpp loads them: the message frame is
+// rendered in generated text, <|return|> and <|call|> end generation, and
+// <|end|> ends one only where the vocabulary is not a harmony one.
+Tokenizer specials_tokenizer(const std::vector<std::string>& specials) {
+    VocabSpec s = tiny_bpe_spec({"a b"});
+    s.types.assign(s.tokens.size(), static_cast<int32_t>(TokenType::Normal));
+    for (const std::string& t : specials) {
+        s.tokens.push_back(t);
+        s.types.push_back(static_cast<int32_t>(TokenType::Control));
+    }
+    auto vocab = Vocab::create(s);
+    EXPECT_TRUE(vocab.ok()) << vocab.error();
+    auto tok = Tokenizer::from_vocab(std::move(*vocab));
+    EXPECT_TRUE(tok.ok()) << tok.error();
+    return std::move(*tok);
+}
+
+TEST(Harmony, MessageFrameIsRenderedAndOnlyReturnOrCallEndGeneration) {
+    const Tokenizer t = specials_tokenizer(
+        {"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>", "<|x|>"});
+    auto id = [&](const char* text) { return t.encode(text, {.parse_special = true}).at(0); };
+    for (const char* frame : {"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|constrain|>"}) {
+        EXPECT_EQ(t.token_to_piece(id(frame)), frame);
+        EXPECT_EQ(t.encode(frame, {}), std::vector<int32_t>{id(frame)}) << "user-defined: matched in plain text";
+    }
+    EXPECT_EQ(t.token_to_piece(id("<|x|>")), "");  // other control tokens stay unrendered
+    EXPECT_FALSE(t.is_eog(id("<|end|>")));
+    EXPECT_TRUE(t.is_eog(id("<|return|>")));
+    EXPECT_TRUE(t.is_eog(id("<|call|>")));
+    EXPECT_EQ(t.eot(), id("<|return|>"));
+
+    const Tokenizer phi = specials_tokenizer({"<|end|>", "<|user|>"});  // Phi-3: <|end|> ends the turn
+    EXPECT_TRUE(phi.is_eog(phi.encode("<|end|>", {.parse_special = true}).at(0)));
+    EXPECT_EQ(phi.token_to_piece(phi.encode("<|end|>", {.parse_special = true}).at(0)), "");
+}
+
 }  // namespace
 }  // namespace tessera

@@ -2,10 +2,12 @@
 // message forms chat templates get (template/tool_messages.h).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "fixtures.h"
 #include "template/chat_render.h"
 #include "template/tool_calls.h"
 #include "template/tool_messages.h"
@@ -277,6 +279,72 @@ TEST(ToolMessages, GenericPromptJoinsOrAddsTheSystemMessage) {
     const Json without = with_generic_tool_prompt(Json::parse(R"([{"role": "user", "content": "x"}])"), tools);
     ASSERT_EQ(without.size(), 2u);
     EXPECT_EQ(without[0]["role"], "system");
+}
+
+// gpt-oss's own template (llama.cpp's copy, fetched by tools/fetch_vocab_suite.sh).
+std::string gpt_oss_template_path() {
+    const char* env = std::getenv("TESSERA_VOCAB_SUITE");
+    return (env && *env ? std::string(env) + "/" : std::string(TESSERA_SOURCE_DIR "/models/ggml-vocab/")) +
+           "openai-gpt-oss-120b.jinja";
+}
+
+TEST(ToolCallFamily, GptOssTemplateIsHarmonyAndRendersACallConversation) {
+    TESSERA_REQUIRE_FIXTURE(gpt_oss_template_path());
+    std::ifstream in(gpt_oss_template_path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(tool_call_family(ss.str()), ToolCallFamily::Harmony);
+    EXPECT_STREQ(tool_call_family_name(ToolCallFamily::Harmony), "harmony");
+    const ChatTemplate t(ss.str(), "<|startoftext|>", "<|return|>");
+    EXPECT_TRUE(t.shows_tools());
+    const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "get_weather", "description": "Current weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
+    const Json messages = Json::parse(R"([{"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "12 C"}])");
+    auto out = t.render({.messages = messages, .tools = tools, .now_epoch_seconds = 1721995200});
+    ASSERT_TRUE(out.ok()) << out.error();
+    EXPECT_NE(out->find("namespace functions"), std::string::npos) << *out;
+    EXPECT_NE(out->find("<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>"
+                        "{\"city\": \"Oslo\"}<|call|>"),
+              std::string::npos)
+        << *out;
+    EXPECT_NE(out->find("<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>"),
+              std::string::npos)
+        << *out;
+    EXPECT_TRUE(out->ends_with("<|start|>assistant")) << *out;
+}
+
+TEST(ToolCallParse, HarmonyChannelsAndCalls) {
+    const ToolCallFamily h = ToolCallFamily::Harmony;
+    // Reasoning, then the answer: only the final channel is content.
+    auto answer = parse_tool_calls(
+        "<|channel|>analysis<|message|>User greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!", h);
+    EXPECT_EQ(answer.content, "Hello!");
+    EXPECT_TRUE(answer.calls.empty());
+    // A call with the recipient after the channel, and one before it (the template's own form).
+    for (const char* text : {"<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
+                             "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\"}",
+                             " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\":\"Oslo\"}<|call|>"}) {
+        auto call = parse_tool_calls(text, h);
+        ASSERT_EQ(call.calls.size(), 1u) << text;
+        EXPECT_EQ(call.calls[0].name, "get_weather");
+        EXPECT_EQ(call.calls[0].arguments, R"({"city":"Oslo"})");
+        EXPECT_EQ(call.content, "");
+    }
+    // A preamble to the user (commentary without a recipient) is content.
+    auto preamble = parse_tool_calls("<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>"
+                                     "commentary to=functions.ping<|message|>{}", h);
+    EXPECT_EQ(preamble.content, "Checking.");
+    ASSERT_EQ(preamble.calls.size(), 1u);
+    // Cut during the reasoning (max_tokens): nothing to show yet.
+    EXPECT_EQ(parse_tool_calls("<|channel|>analysis<|message|>Let me thi", h).content, "");
+    // Malformed arguments: no call, never an error; a reply outside the format is content.
+    EXPECT_TRUE(parse_tool_calls("<|channel|>commentary to=functions.f<|message|>{oops", h).calls.empty());
+    EXPECT_EQ(parse_tool_calls("Plain text.", h).content, "Plain text.");
+    // The stream holds the whole reply: the frame is never content as it stands.
+    EXPECT_EQ(tool_call_start("<|channel|>final<|message|>Hi", h, false), 0u);
 }
 
 }  // namespace
