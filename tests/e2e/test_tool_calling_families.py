@@ -5,9 +5,11 @@
 # that family's call syntax, and the text comes back as message.tool_calls and
 # as streamed tool-call deltas. The Functionary templates are small ones in
 # their shape written for these tests (tests/e2e/templates/); DeepSeek's is
-# the shared fixture. A tiny model whose [TOOL_CALLS] is a control token
+# the shared fixture, gpt-oss's (harmony: calls are messages to=functions.NAME
+# on the commentary channel) llama.cpp's own. A tiny model whose [TOOL_CALLS] is a control token
 # shows the marker emitted as that one token.
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -22,6 +24,8 @@ TEMPLATES = {
     "deepseek": ROOT.parent / "shared" / "fixtures" / "chat_templates" / "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
     "functionary-v3.1": ROOT / "tests" / "e2e" / "templates" / "functionary_v31.jinja",
     "functionary-v3.2": ROOT / "tests" / "e2e" / "templates" / "functionary_v32.jinja",
+    # gpt-oss's harmony format (llama.cpp's copy, fetched by tools/fetch_vocab_suite.sh).
+    "harmony": ROOT / "models" / "ggml-vocab" / "openai-gpt-oss-120b.jinja",
 }
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather in a city.",
@@ -37,6 +41,8 @@ QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 def family_client(request, tessera_bin, model_path):
     template = TEMPLATES[request.param]
     if not template.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have {template} (tools/fetch_vocab_suite.sh)")
         pytest.skip(f"template missing: {template}")
     srv = ServerProcess(tessera_bin, model_path, extra_args=["--chat-template", str(template)])
     yield openai.OpenAI(base_url=srv.base_url + "/v1", api_key="x", max_retries=0, timeout=120)
