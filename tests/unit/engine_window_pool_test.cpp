@@ -173,5 +173,23 @@ TEST_F(EngineWindowPool, APromptsStartIsReusedWhenItsLastWindowIsStillHeld) {
     EXPECT_LE(used, 16);
 }
 
+// A --kv-memory budget buys the bytes the window pool saves back as main
+// blocks: 2 layers of 4 F16 slots of kv_dim 32 are 512 bytes a block each.
+TEST_F(EngineWindowPool, AMemoryBudgetSpendsTheSavedBytesOnMainBlocks) {
+    auto budgeted = [](bool swa_full) {
+        EngineOptions o = options(swa_full);
+        o.kv_memory_bytes = 1 << 20;
+        return o;
+    };
+    auto full = Engine::start(*model_, tokenizer_, budgeted(true));
+    ASSERT_TRUE(full.ok()) << full.error();
+    EXPECT_EQ((*full)->metrics().kv_blocks_total.load(), 1024);  // 1 MiB / (2 x 512)
+    full->reset();
+    auto windowed = Engine::start(*model_, tokenizer_, budgeted(false));
+    ASSERT_TRUE(windowed.ok()) << windowed.error();
+    EXPECT_EQ((*windowed)->metrics().kv_window_blocks_total.load(), 16);
+    EXPECT_EQ((*windowed)->metrics().kv_blocks_total.load(), ((1 << 20) - 16 * 512) / 512);  // 2032
+}
+
 }  // namespace
 }  // namespace tessera
