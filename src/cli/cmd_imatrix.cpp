@@ -8,6 +8,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/scoring_input.h"
 #include "eval/chunked_scoring.h"
 #include "eval/logprob_stats.h"
 #include "model/activation_stats.h"
@@ -60,17 +61,10 @@ int cmd_imatrix(int argc, char** argv) {
     if (!model) return fail(model.error());
     auto tokenizer = Tokenizer::from_gguf((*model)->gguf());
     if (!tokenizer) return fail(tokenizer.error());
-    auto text = read_text(text_path);
-    if (!text) return fail(text.error());
-    EncodeOptions encode;
-    encode.add_special = true;
-    const std::vector<int32_t> tokens = tokenizer->encode(*text, encode);
-    if (tokenizer->add_bos()) options.bos = tokenizer->bos();
-    const int n_chunks = scored_chunks(static_cast<int64_t>(tokens.size()), options);
-    if (n_chunks == 0) {
-        return fail("the text has " + std::to_string(tokens.size()) + " tokens, fewer than one chunk of " +
-                    std::to_string(options.n_ctx) + " (-c)");
-    }
+    auto input = load_scoring_input(*tokenizer, text_path, options);
+    if (!input) return fail(input.error());
+    const std::vector<int32_t>& tokens = input->tokens;
+    const int n_chunks = input->n_chunks;
 
     ActivationStats stats((*model)->gguf());
     (*model)->set_activation_stats(&stats);

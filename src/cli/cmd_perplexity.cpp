@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/scoring_input.h"
 #include "cli/kv_type_flags.h"
 #include "eval/chunked_scoring.h"
 #include "eval/llama_kld_file.h"
@@ -68,17 +69,10 @@ int cmd_perplexity(int argc, char** argv) {
     if (Status st = check_kv_types(options.kv_types, (*model)->config().head_dim); !st.ok()) return fail(st.message());
     auto tokenizer = Tokenizer::from_gguf((*model)->gguf());
     if (!tokenizer) return fail(tokenizer.error());
-    auto text = read_text(text_path);
-    if (!text) return fail(text.error());
-    EncodeOptions encode;
-    encode.add_special = true;
-    const std::vector<int32_t> tokens = tokenizer->encode(*text, encode);
-    if (tokenizer->add_bos()) options.bos = tokenizer->bos();
-    const int n_chunks = scored_chunks(static_cast<int64_t>(tokens.size()), options);
-    if (n_chunks == 0) {
-        return fail("the text has " + std::to_string(tokens.size()) + " tokens, fewer than one chunk of " +
-                    std::to_string(options.n_ctx) + " (-c)");
-    }
+    auto input = load_scoring_input(*tokenizer, text_path, options);
+    if (!input) return fail(input.error());
+    const std::vector<int32_t>& tokens = input->tokens;
+    const int n_chunks = input->n_chunks;
     const uint64_t per_chunk = static_cast<uint64_t>(options.n_ctx - 1 - options.n_ctx / 2);
     const uint64_t n_positions = per_chunk * static_cast<uint64_t>(n_chunks);
     const uint64_t hash = scored_text_hash(std::span(tokens).first(static_cast<size_t>(n_chunks) * options.n_ctx),
