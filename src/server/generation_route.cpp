@@ -47,6 +47,7 @@ private:
             if (c.finish != FinishReason::Stop && c.finish != FinishReason::Length) continue;
             ToolCallOutput parsed = parse_tool_calls(c.text, *meta_.tool_family);
             c.text = std::move(parsed.content);  // without calls: the text, or what a stream sends (harmony: the final channel)
+            c.reasoning = std::move(parsed.reasoning);
             c.tool_calls = std::move(parsed.calls);
         }
     }
@@ -113,6 +114,9 @@ private:
         if (!part.text.empty() || !ev.logprobs.empty()) out += sse_event(chunk_json(meta_, part, include_usage_));
         if (ev.finish == FinishReason::None) return out;
         ToolCallOutput rest = held.finish();
+        if (!rest.reasoning.empty()) {
+            out += sse_event(chunk_json(meta_, ChunkPart{.index = ev.index, .reasoning = rest.reasoning}, include_usage_));
+        }
         if (!rest.content.empty()) {
             out += sse_event(chunk_json(meta_, ChunkPart{.index = ev.index, .text = rest.content},
                                         include_usage_));

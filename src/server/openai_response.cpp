@@ -123,6 +123,7 @@ Json response_json(const ResponseMeta& meta, const std::vector<ChoiceResult>& ch
         } else {
             choice["text"] = c.text;
         }
+        if (chat && !c.reasoning.empty()) choice["message"]["reasoning_content"] = c.reasoning;
         choice["logprobs"] = logprobs_for(meta, c.logprobs, piece);
         choice["finish_reason"] = c.tool_calls.empty() ? finish_json(c.finish) : Json("tool_calls");
         list.push_back(std::move(choice));
@@ -140,6 +141,7 @@ Json chunk_json(const ResponseMeta& meta, const ChunkPart& part, bool include_us
         Json delta = Json::object();
         if (part.role) delta["role"] = "assistant";
         if (part.role || !part.text.empty()) delta["content"] = part.text;
+        if (!part.reasoning.empty()) delta["reasoning_content"] = part.reasoning;
         if (!part.tool_calls.is_null()) delta["tool_calls"] = part.tool_calls;
         choice["delta"] = std::move(delta);
     } else {

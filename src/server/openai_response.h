@@ -45,6 +45,7 @@ struct ChoiceResult {
     FinishReason finish = FinishReason::None;
     std::vector<TokenLogprob> logprobs;
     std::vector<ToolCall> tool_calls{};  // parsed out of text; finish_reason "tool_calls"
+    std::string reasoning{};             // message.reasoning_content (harmony's analysis channel)
 };
 
 // A fresh response id with the kind's prefix.
@@ -72,6 +73,7 @@ struct ChunkPart {
     Json logprobs{};    // null, or the kind's logprobs object for this chunk's tokens
     Json tool_calls{};  // null, or delta.tool_calls
     bool tool_calls_finish = false;  // finish_reason "tool_calls" instead of finish's
+    std::string reasoning{};         // delta.reasoning_content when not empty
 };
 Json chunk_json(const ResponseMeta& meta, const ChunkPart& part, bool include_usage);
 // The last chunk when stream_options.include_usage is set: no choices, usage filled.

@@ -255,7 +255,7 @@ ToolCallOutput parse_functionary_v32(std::string_view text) {
 ToolCallOutput parse_harmony(std::string_view text) {
     constexpr std::string_view kMessage = "<|message|>", kChannel = "<|channel|>", kTo = " to=";
     if (text.find(kMessage) == std::string_view::npos) return no_calls(text);
-    std::string content;
+    std::string content, reasoning;
     std::vector<ToolCall> calls;
     size_t pos = 0;
     while (pos < text.size()) {
@@ -282,6 +282,8 @@ ToolCallOutput parse_harmony(std::string_view text) {
             if (auto call = named_call(recipient.substr(10), message, object_end)) calls.push_back(std::move(*call));
         } else if (channel_name == "final" || (channel_name == "commentary" && recipient.empty())) {
             content += message;
+        } else if (channel_name == "analysis") {
+            reasoning += message;
         }
         // Past the message and its closing token (a rendered <|start|> opens the next header).
         pos = end;
@@ -289,7 +291,9 @@ ToolCallOutput parse_harmony(std::string_view text) {
             if (text.substr(pos, close.size()) == close) pos += close.size();
         }
     }
-    return calls.empty() ? ToolCallOutput{content, {}} : with_content(std::move(content), std::move(calls));
+    ToolCallOutput out = calls.empty() ? ToolCallOutput{content, {}} : with_content(std::move(content), std::move(calls));
+    out.reasoning = std::move(reasoning);
+    return out;
 }
 
 // The whole message is calls: JSON objects separated by ';'.

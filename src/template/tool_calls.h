@@ -38,7 +38,7 @@ enum class ToolCallFamily {
     // [<|start|>assistant][ to=RECIPIENT]<|channel|>CHANNEL[ to=RECIPIENT][ <|constrain|>json]<|message|>TEXT
     // ended by <|end|> (or <|call|> / <|return|>, which end generation).
     // The final channel (and commentary without a recipient: preambles) is
-    // the content, the analysis channel (the reasoning) is dropped, and a
+    // the content, the analysis channel the reasoning, and a
     // message to=functions.NAME is a call with TEXT as its arguments. Its
     // generation prompt ends in "<|start|>assistant". Every reply of such a
     // template goes through this parse, tools or not.
@@ -59,6 +59,7 @@ struct ToolCall {
 struct ToolCallOutput {
     std::string content;  // the text around the calls (trimmed when there are calls)
     std::vector<ToolCall> calls;
+    std::string reasoning{};  // harmony's analysis channel (reasoning_content); empty for the others
 };
 
 // Splits generated text into content and calls. No calls: content is the

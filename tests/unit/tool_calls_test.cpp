@@ -322,7 +322,9 @@ TEST(ToolCallParse, HarmonyChannelsAndCalls) {
     auto answer = parse_tool_calls(
         "<|channel|>analysis<|message|>User greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!", h);
     EXPECT_EQ(answer.content, "Hello!");
+    EXPECT_EQ(answer.reasoning, "User greets.");
     EXPECT_TRUE(answer.calls.empty());
+    EXPECT_EQ(parse_tool_calls("<tool_call>{\"name\": \"f\"}</tool_call>", ToolCallFamily::Hermes).reasoning, "");
     // A call with the recipient after the channel, and one before it (the template's own form).
     for (const char* text : {"<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
                              "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\"}",
@@ -338,8 +340,9 @@ TEST(ToolCallParse, HarmonyChannelsAndCalls) {
                                      "commentary to=functions.ping<|message|>{}", h);
     EXPECT_EQ(preamble.content, "Checking.");
     ASSERT_EQ(preamble.calls.size(), 1u);
-    // Cut during the reasoning (max_tokens): nothing to show yet.
+    // Cut during the reasoning (max_tokens): no content yet, the reasoning so far.
     EXPECT_EQ(parse_tool_calls("<|channel|>analysis<|message|>Let me thi", h).content, "");
+    EXPECT_EQ(parse_tool_calls("<|channel|>analysis<|message|>Let me thi", h).reasoning, "Let me thi");
     // Malformed arguments: no call, never an error; a reply outside the format is content.
     EXPECT_TRUE(parse_tool_calls("<|channel|>commentary to=functions.f<|message|>{oops", h).calls.empty());
     EXPECT_EQ(parse_tool_calls("Plain text.", h).content, "Plain text.");
