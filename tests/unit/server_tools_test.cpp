@@ -195,6 +195,15 @@ TEST(ToolGrammar, NameOutsideTheJsonFamilies) {
     auto v32_calls = parse_tool_calls(v32, ToolCallFamily::FunctionaryV32);
     ASSERT_EQ(v32_calls.calls.size(), 2u);
     EXPECT_EQ(v32_calls.calls[1].arguments, "{\"tz\":\"CET\"}");
+
+    // Harmony: one call a turn (<|call|> ends generation), parsed back.
+    const std::string harmony = "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{\"tz\":\"UTC\"}";
+    EXPECT_TRUE(accepts(forced(named, ToolCallFamily::Harmony), harmony));
+    EXPECT_TRUE(accepts(forced(required, ToolCallFamily::Harmony), harmony));
+    EXPECT_FALSE(accepts(forced(required, ToolCallFamily::Harmony), harmony + harmony));
+    auto harmony_calls = parse_tool_calls(harmony, ToolCallFamily::Harmony);
+    ASSERT_EQ(harmony_calls.calls.size(), 1u);
+    EXPECT_EQ(harmony_calls.calls[0].name, "get_time");
 }
 
 // A byte-level vocabulary whose Mistral marker is a control token, as in
@@ -288,6 +297,24 @@ TEST(ToolResponse, MessageToolCallsAndFinishReason) {
     EXPECT_EQ(j["choices"][1]["finish_reason"], "stop");
     const std::string mistral = tool_call_id(ToolCallFamily::Mistral, 7, 0, 0);
     EXPECT_EQ(mistral.size(), 9u);  // Mistral's templates demand 9 alphanumerics
+}
+
+TEST(ToolResponse, ReasoningContentInTheMessageAndTheStream) {
+    ResponseMeta meta{.kind = ApiKind::Chat, .id = "c", .created = 1, .model = "m",
+                      .tool_family = ToolCallFamily::Harmony};
+    std::vector<ChoiceResult> choices(2);
+    choices[0].text = "Hi.";
+    choices[0].reasoning = "User greets.";
+    choices[0].finish = FinishReason::Stop;
+    choices[1].text = "Hello.";
+    choices[1].finish = FinishReason::Stop;
+    const Json j = response_json(meta, choices, {}, [](int32_t) { return std::string(); });
+    EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], "User greets.");
+    EXPECT_EQ(j["choices"][0]["message"]["content"], "Hi.");
+    EXPECT_FALSE(j["choices"][1]["message"].contains("reasoning_content"));
+    const Json chunk = chunk_json(meta, ChunkPart{.reasoning = "Thinking."}, false);
+    EXPECT_EQ(chunk["choices"][0]["delta"]["reasoning_content"], "Thinking.");
+    EXPECT_FALSE(chunk["choices"][0]["delta"].contains("content"));
 }
 
 TEST(ToolResponse, StreamHoldsBackCallsAndReleasesProse) {
