@@ -72,11 +72,11 @@ protected:
         model_ = std::move(*model);
     }
 
-    static EngineOptions options(bool swa_full) {
+    static EngineOptions options(bool swa_full, int64_t ctx_size = 2048) {
         EngineOptions o;
         o.threads = 2;
         o.block_size = 4;
-        o.ctx_size = 2048;
+        o.ctx_size = ctx_size;
         o.max_batch_tokens = 16;
         o.max_seqs = 3;
         o.swa_full = swa_full;
@@ -140,6 +140,17 @@ TEST_F(EngineWindowPool, LongSequencesMatchTheWholeContextCacheToken_for_token) 
         EXPECT_EQ(got[i].tokens, expected[i].tokens) << "request " << i;
     }
     EXPECT_EQ(got[2].tokens.size(), 2u);
+
+    // A main pool of 80 blocks cannot hold three 155-position sequences:
+    // preempted sequences give their window runs back and recompute them.
+    auto tight = Engine::start(*model_, tokenizer_, options(false, 320));
+    ASSERT_TRUE(tight.ok()) << tight.error();
+    const std::vector<Outcome> preempted = serve(**tight);
+    EXPECT_GT((*tight)->metrics().preemptions.load(), 0u);
+    for (size_t i = 0; i < preempted.size(); ++i) {
+        EXPECT_FALSE(preempted[i].error) << "request " << i;
+        EXPECT_EQ(preempted[i].tokens, expected[i].tokens) << "request " << i;
+    }
 }
 
 // One sequence at a time, so the cache's state is known: a 60-token prompt
